@@ -1,0 +1,140 @@
+"""The Python API: Program (text -> checked plan), Engine (runs it on Spark), Result."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from sparklog.errors import DataError, Diagnostic, EngineError, Reporter, SparklogError, UsageError
+from sparklog.ir.nodes import Plan
+from sparklog.lower import lower
+from sparklog.semantics.checks import Checked, check
+from sparklog.syntax import nodes as n
+from sparklog.syntax.parser import parse, parse_file
+
+
+class Program:
+    """A parsed, checked and planned Datalog program.
+
+    >>> Program.from_text('.decl e(x:number)\\ne(1).').plan.layouts['e'].key
+    (0,)
+    """
+
+    def __init__(self, ast: n.Program) -> None:
+        self.ast = ast
+        self.checked: Checked = check(ast)
+        self.plan: Plan = lower(self.checked)
+
+    @classmethod
+    def from_text(cls, text: str, file: str = "<program>") -> Program:
+        return cls(parse(text, file))
+
+    @classmethod
+    def from_file(cls, path: str | Path) -> Program:
+        return cls(parse_file(path))
+
+    @property
+    def sources(self) -> dict[str, str]:
+        return self.ast.source_map()
+
+
+class Result:
+    """The relations of a run as Spark DataFrames with the declared names and types."""
+
+    def __init__(self, db, program: Program, stats: list[dict[str, Any]]) -> None:
+        self._db, self._program, self.stats = db, program, stats
+
+    def __getitem__(self, name: str):
+        from sparklog.spark.decode import decode
+
+        if self._program.ast.decl(name) is None:
+            raise KeyError(name)
+        return decode(self._db, self._program.checked.decl(name), name)
+
+    def size(self, name: str) -> int:
+        return self._db.sizes.get(name, 0)
+
+    @property
+    def relations(self) -> list[str]:
+        return [d.name for d in self._program.ast.decls]
+
+    def iterations(self, relation: str) -> int:
+        return max((r["iteration"] for r in self.stats if r["relation"] == relation), default=0)
+
+
+class Engine:
+    """Runs programs on a SparkSession: the caller's, or a local one sparklog starts."""
+
+    def __init__(self, spark=None, *, master: str = "local[*]", partitions: int | None = None,
+                 conf: Mapping[str, str] | None = None, checkpoint: str = "local",
+                 checkpoint_dir: str | None = None, partition_stats: bool = True,
+                 max_iterations: int | None = None,
+                 on_record: Callable[[dict[str, Any]], None] | None = None) -> None:
+        from sparklog.spark import session
+
+        if checkpoint not in ("local", "reliable"):
+            raise UsageError(f"checkpoint must be 'local' or 'reliable', not {checkpoint!r}")
+        self.spark = spark or session.start(master, partitions, dict(conf or {}))
+        if spark is not None:
+            session.quiet(spark)
+        if checkpoint_dir:
+            self.spark.sparkContext.setCheckpointDir(checkpoint_dir)
+        elif checkpoint == "reliable":
+            raise UsageError("checkpoint='reliable' needs checkpoint_dir (a directory every "
+                             "executor can reach, e.g. on HDFS or S3)")
+        from sparklog.spark.driver import Options
+
+        parts = partitions or max(2, self.spark.sparkContext.defaultParallelism)
+        self.options = Options(parts, checkpoint, checkpoint_dir, partition_stats, max_iterations)
+        self.on_record = on_record
+
+    def run(self, program: Program | str, inputs: Mapping[str, Any] | None = None,
+            facts_dir: str | Path | None = None) -> Result:
+        """Evaluate ``program``; ``inputs`` maps relation names to DataFrames or paths."""
+        from sparklog.spark import session
+        from sparklog.spark.driver import Database, Stats, evaluate
+        from sparklog.spark.load import load_inputs
+
+        if isinstance(program, str):
+            program = Program.from_text(program)
+        previous = session.apply_required(self.spark)
+        db = Database(self.spark, program.plan, self.options)
+        stats = Stats(on_record=self.on_record)
+        try:
+            load_inputs(db, program, dict(inputs or {}), Path(facts_dir or "."))
+            evaluate(db, stats)
+        except SparklogError:
+            raise
+        except Exception as exc:  # Spark's errors arrive as Py4J/pyspark exceptions
+            raise EngineError(spark_message(exc)) from None
+        finally:
+            session.restore(self.spark, previous)
+        return Result(db, program, stats.records)
+
+
+def spark_message(exc: BaseException) -> str:
+    """Spark's message without the Java stack trace."""
+    text = getattr(exc, "getMessage", None)
+    message = text() if callable(text) else str(exc)
+    first = message.strip().splitlines()[0] if message.strip() else type(exc).__name__
+    return f"Spark failed: {first}"
+
+
+def missing_inputs(program: Program, inputs: Mapping[str, Any], facts_dir: Path
+                   ) -> list[Diagnostic]:
+    """Input files that do not exist, reported before Spark starts work."""
+    from sparklog.io.facts import input_source
+
+    rep = Reporter()
+    for d in program.checked.inputs():
+        if d.relation in inputs:
+            continue
+        try:
+            source = input_source(d, facts_dir)
+        except DataError as exc:
+            rep.diagnostics += exc.diagnostics
+            continue
+        if not source.path.exists():
+            rep.error(d.span, f"input file {source.path} for relation {d.relation} not found")
+    return rep.diagnostics

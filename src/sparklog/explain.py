@@ -1,0 +1,55 @@
+"""``sparklog explain``: every representation of a program, printed deterministically."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from sparklog.ir.printer import print_plan
+from sparklog.syntax.printer import print_program
+
+
+def explain(program, show: set[str], engine=None, facts_dir: Path | None = None) -> str:
+    parts = []
+    if "ast" in show:
+        parts += ["== AST ==", print_program(program.ast)]
+    if "strata" in show:
+        parts.append("== strata ==")
+        for s in program.plan.strata:
+            kind = "recursive" if s.stratum.recursive else "non-recursive"
+            parts.append(f"{s.stratum.index}: {', '.join(s.relations)} ({kind})")
+    if "ir" in show:
+        parts += ["== relational-algebra plan ==", print_plan(program.plan)]
+    if "spark-plan" in show and engine is not None:
+        parts += ["== Spark physical plan of one iteration ==",
+                  iteration_plan(engine, program, facts_dir)]
+    return "\n".join(parts)
+
+
+def iteration_plan(engine, program, facts_dir: Path | None) -> str:
+    """The executed plan of the first recursive stratum's first loop iteration."""
+    from sparklog.spark.driver import Database, Stats, _derive, _evaluate_stratum, _iterate
+    from sparklog.spark.load import load_inputs
+    from sparklog.spark import session
+
+    plan = program.plan
+    loop = next((sp for sp in plan.strata if sp.loop), None)
+    if loop is None:
+        return "(no recursive stratum)"
+    previous = session.apply_required(engine.spark)
+    try:
+        db = Database(engine.spark, plan, engine.options)
+        if facts_dir is not None:
+            load_inputs(db, program, {}, facts_dir)
+        for sp in plan.strata:  # everything before the loop, as a run would have it
+            if sp is loop:
+                break
+            _evaluate_stratum(db, sp, Stats())
+        _iterate(db, loop, loop.preamble, 0, Stats())
+        db.iteration = 1
+        relation = loop.relations[0]
+        kernels = [k for k in loop.loop if k.relation == relation]
+        derived, _ = _derive(db, relation, kernels)
+        full, _ = db.insert(relation, derived, 1)
+        return full._jdf.queryExecution().executedPlan().toString()
+    finally:
+        session.restore(engine.spark, previous)

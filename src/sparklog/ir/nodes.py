@@ -1,0 +1,137 @@
+"""The relational-algebra plan the Spark executor runs.
+
+A :class:`Plan` is a list of :class:`StratumPlan` values. Each stratum has a preamble of
+:class:`Kernel` values (non-recursive clauses, run once) and, when recursive, a loop body of
+semi-naive kernels (one per recursive body atom that reads a delta), run until no delta is
+left. A kernel is the papers' fused operator: join its scans, select, bind, anti-join,
+project and reorder into the head's columns, all in one Spark plan.
+
+Stored relations live in a :class:`Layout`: hash-partitioned by their bucket columns and a
+sub-bucket column, so joins on the bucket columns and deduplication against ``full`` need
+no shuffle of the stored side.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sparklog.semantics.strata import Stratum
+from sparklog.syntax import nodes as n
+
+FULL, DELTA, OLD = "full", "delta", "old"  # old = full without the last delta
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Where a relation's tuples live: bucket columns, then the sub-bucket column.
+
+    ``sub_buckets`` is the number of sub-buckets per bucket (the load-balancing paper's
+    k_b; 1 until refinement is enabled). Stored rows are sorted by (bucket, sub-bucket,
+    other columns) inside each partition so sort-merge joins skip the sort.
+    """
+
+    relation: str
+    arity: int
+    key: tuple[int, ...]
+    sub_buckets: int = 1
+
+    def __post_init__(self) -> None:
+        assert all(0 <= k < self.arity for k in self.key), self
+        assert len(set(self.key)) == len(self.key), self
+
+    @property
+    def rest(self) -> tuple[int, ...]:
+        return tuple(i for i in range(self.arity) if i not in self.key)
+
+    @property
+    def sort_order(self) -> tuple[int, ...]:
+        return self.key + self.rest
+
+
+@dataclass(frozen=True)
+class Scan:
+    """Read one version of a relation; ``args`` are variables, constants or wildcards."""
+
+    relation: str
+    version: str
+    args: tuple[n.Term, ...]
+
+    def __post_init__(self) -> None:
+        assert self.version in (FULL, DELTA, OLD), self.version
+        assert all(isinstance(a, n.Var | n.Wildcard | n.Number | n.Float | n.String)
+                   for a in self.args), self.args
+
+
+@dataclass(frozen=True)
+class Bind:
+    """``var = expr``: a new column computed from bound variables."""
+
+    var: str
+    expr: n.Term
+
+
+@dataclass(frozen=True)
+class Filter:
+    """A comparison or constraint over bound variables."""
+
+    literal: n.Comparison | n.Constraint | n.BoolLit
+
+
+@dataclass(frozen=True)
+class AntiJoin:
+    """``!r(...)``: keep rows with no matching tuple in ``r``'s full version."""
+
+    atom: n.Atom
+
+
+@dataclass(frozen=True)
+class AggregateJoin:
+    """``var = agg : { body }``: aggregate a sub-kernel grouped by ``group`` and join it."""
+
+    var: str
+    aggregate: n.Aggregate
+    group: tuple[str, ...]
+    body: tuple[Step, ...]
+
+
+Step = Scan | Bind | Filter | AntiJoin | AggregateJoin
+
+
+@dataclass(frozen=True)
+class Kernel:
+    """One clause (or one semi-naive variant of it) as a fused RA operator.
+
+    ``steps`` start with a scan and are in execution order: every step's variables are
+    bound by earlier steps. ``head`` gives the output columns in the head's order.
+    """
+
+    relation: str
+    head: tuple[n.Term, ...]
+    steps: tuple[Step, ...]
+    clause: n.Clause
+    delta: int | None = None  # index in ``steps`` of the scan reading a delta
+
+    def scans(self) -> list[Scan]:
+        return [s for s in self.steps if isinstance(s, Scan)]
+
+
+@dataclass(frozen=True)
+class StratumPlan:
+    """A stratum's preamble kernels and, if recursive, its semi-naive loop body."""
+
+    stratum: Stratum
+    preamble: tuple[Kernel, ...]
+    loop: tuple[Kernel, ...]
+
+    @property
+    def relations(self) -> tuple[str, ...]:
+        return self.stratum.relations
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The whole program: strata in order and the layout of every relation."""
+
+    strata: tuple[StratumPlan, ...]
+    layouts: dict[str, Layout]
+    kinds: dict[str, tuple[str, ...]]

@@ -1,0 +1,49 @@
+"""Deterministic text of a plan, for ``sparklog explain`` and golden tests."""
+
+from __future__ import annotations
+
+from sparklog.ir.nodes import AggregateJoin, AntiJoin, Bind, Filter, Kernel, Plan, Scan, Step
+from sparklog.syntax.printer import print_literal, print_term
+
+
+def print_plan(plan: Plan) -> str:
+    lines = []
+    for sp in plan.strata:
+        s = sp.stratum
+        lines.append(f"stratum {s.index} {{{', '.join(s.relations)}}}"
+                     + (" recursive" if s.recursive else ""))
+        for r in s.relations:
+            lay = plan.layouts[r]
+            lines.append(f"  layout {r}: bucket by {_cols(lay.key)}, "
+                         f"{lay.sub_buckets} sub-bucket(s)")
+        for k in sp.preamble:
+            lines.append("  once  " + print_kernel(k))
+        for k in sp.loop:
+            lines.append("  loop  " + print_kernel(k))
+    return "\n".join(lines)
+
+
+def _cols(key: tuple[int, ...]) -> str:
+    return "(" + ", ".join(f"c{i}" for i in key) + ")"
+
+
+def print_kernel(k: Kernel) -> str:
+    head = f"{k.relation}({', '.join(print_term(t) for t in k.head)})"
+    return f"{head} <- " + " ; ".join(print_step(s) for s in k.steps)
+
+
+def print_step(step: Step) -> str:
+    match step:
+        case Scan(relation=r, version=v, args=args):
+            return f"scan {v} {r}({', '.join(print_term(a) for a in args)})"
+        case Bind(var=var, expr=expr):
+            return f"bind {var} = {print_term(expr)}"
+        case Filter(literal=lit):
+            return f"filter {print_literal(lit)}"
+        case AntiJoin(atom=atom):
+            return f"antijoin {print_literal(atom)}"
+        case AggregateJoin(var=var, aggregate=agg, group=group, body=body):
+            inner = " ; ".join(print_step(s) for s in body)
+            return f"aggregate {var} = {agg.func} by ({', '.join(group)}) [{inner}]"
+        case _:
+            raise AssertionError(step)

@@ -1,0 +1,324 @@
+"""Semantic checks: every check reports, all run, then one error lists them all.
+
+The result of :func:`check` is a :class:`Checked` program: the AST plus the facts later
+stages need (column kinds per relation, strata in order).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from sparklog.errors import CheckError, Note, Reporter, Span
+from sparklog.semantics.strata import Stratum, stratify, walk_term
+from sparklog.syntax import nodes as n
+
+NUMERIC = ("number", "unsigned", "float")
+
+
+@dataclass(frozen=True)
+class Checked:
+    """A program that passed every check, with its column kinds and strata."""
+
+    program: n.Program
+    kinds: dict[str, tuple[str, ...]]  # relation -> primitive kind per column
+    strata: tuple[Stratum, ...]
+
+    def decl(self, name: str) -> n.Decl:
+        decl = self.program.decl(name)
+        assert decl is not None, name
+        return decl
+
+    def inputs(self) -> list[n.Directive]:
+        return [d for d in self.program.directives if d.kind == "input"]
+
+    def outputs(self) -> list[n.Directive]:
+        return [d for d in self.program.directives if d.kind in ("output", "printsize")]
+
+
+def check(program: n.Program) -> Checked:
+    """Run every check; raise one :class:`CheckError` listing all problems."""
+    rep = Reporter()
+    kinds = _resolve_declarations(program, rep)
+    for clause in program.clauses:
+        _check_clause(clause, kinds, rep)
+    for d in program.directives:
+        if d.relation not in kinds:
+            rep.error(d.span, f"undeclared relation {d.relation} in .{d.kind}")
+    strata, bad = stratify(program)
+    seen = set()
+    for dep in bad:
+        if (dep.head, dep.body) in seen:
+            continue
+        seen.add((dep.head, dep.body))
+        cycle = next(s.relations for s in strata if dep.head in s.relations)
+        how = "negation" if isinstance(dep.literal, n.Negation) else "aggregation"
+        rep.error(dep.literal.span, f"cannot stratify: {how} of {dep.body} in a rule for "
+                  f"{dep.head}, which {dep.body} depends on (cycle {{{', '.join(cycle)}}})",
+                  Note(dep.clause.span, "in this rule"))
+    rep.raise_if_any(CheckError, program.source_map())
+    return Checked(program, kinds, tuple(strata))
+
+
+def _resolve_declarations(program: n.Program, rep: Reporter) -> dict[str, tuple[str, ...]]:
+    types: dict[str, str] = {t: t for t in n.PRIMITIVE_TYPES}
+    for t in program.types:  # in order; a type may build on an earlier one
+        if t.name in types:
+            rep.error(t.span, f"type {t.name} is declared twice")
+        elif t.base not in types:
+            rep.error(t.span, f"unknown type {t.base}")
+        else:
+            types[t.name] = types[t.base]
+    kinds: dict[str, tuple[str, ...]] = {}
+    for d in program.decls:
+        if d.name in kinds:
+            rep.error(d.span, f"relation {d.name} is declared twice")
+            continue
+        names = [a.name for a in d.attributes]
+        for a in d.attributes:
+            if a.type not in types:
+                rep.error(a.span, f"unknown type {a.type} of attribute {a.name}")
+            if names.count(a.name) > 1:
+                rep.error(a.span, f"attribute {a.name} appears twice in {d.name}")
+        kinds[d.name] = tuple(types.get(a.type, "number") for a in d.attributes)
+    return kinds
+
+
+# ---------------------------------------------------------------------------------------
+# Clauses: declarations, arities, types, groundedness
+
+
+def _check_clause(clause: n.Clause, kinds: dict[str, tuple[str, ...]], rep: Reporter) -> None:
+    atoms = [clause.head, *_atoms(clause.body)]
+    if not all(_check_atom(a, kinds, rep) for a in atoms):
+        return  # types and bindings mean nothing against a wrong declaration
+    if clause.is_fact:
+        for arg in clause.head.args:
+            if not isinstance(arg, n.Number | n.Float | n.String) and \
+                    not (isinstance(arg, n.BinOp | n.UnaryOp) and not _vars(arg)):
+                rep.error(arg.span, "a fact's arguments must be constants")
+    for arg in clause.head.args:
+        for sub in walk_term(arg):
+            if isinstance(sub, n.Wildcard):
+                rep.error(sub.span, "underscore in the head of a clause")
+            if isinstance(sub, n.Aggregate):
+                rep.error(sub.span, "aggregate in the head (write it in the body: n = count : {...})")
+    _check_types(clause, kinds, rep)
+    _check_grounded(clause, rep)
+
+
+def _atoms(body: Iterable[n.Literal]) -> list[n.Atom]:
+    out = []
+    for lit in body:
+        match lit:
+            case n.Atom():
+                out.append(lit)
+                terms = lit.args
+            case n.Negation():
+                out.append(lit.atom)
+                terms = lit.atom.args
+            case n.Comparison():
+                terms = (lit.left, lit.right)
+            case n.Constraint():
+                terms = lit.args
+            case _:
+                terms = ()
+        for term in terms:
+            for sub in walk_term(term):
+                if isinstance(sub, n.Aggregate):
+                    out += _atoms(sub.body)
+    return out
+
+
+def _check_atom(atom: n.Atom, kinds: dict[str, tuple[str, ...]], rep: Reporter) -> bool:
+    if atom.relation not in kinds:
+        rep.error(atom.span, f"undeclared relation {atom.relation}")
+        return False
+    arity = len(kinds[atom.relation])
+    if len(atom.args) != arity:
+        rep.error(atom.span, f"relation {atom.relation} has arity {arity}, "
+                  f"used here with {len(atom.args)} arguments")
+        return False
+    return True
+
+
+def _vars(term: n.Term) -> set[str]:
+    return {t.name for t in walk_term(term) if isinstance(t, n.Var)}
+
+
+class _Types:
+    """Kinds of variables in one clause, filled from atom columns, then expressions."""
+
+    def __init__(self, rep: Reporter) -> None:
+        self.rep = rep
+        self.var: dict[str, tuple[str, Span]] = {}
+
+    def expect(self, term: n.Term, kind: str, where: str) -> None:
+        got = self.infer(term)
+        if got is not None and not _compatible(got, kind):
+            self.rep.error(term.span, f"type mismatch: {where} expects {kind}, got {got}")
+
+    def bind(self, var: n.Var, kind: str) -> None:
+        if var.name not in self.var:
+            self.var[var.name] = (kind, var.span)
+        elif not _compatible(self.var[var.name][0], kind):
+            first_kind, first_span = self.var[var.name]
+            self.rep.error(var.span, f"type mismatch: variable {var.name} is {kind} here",
+                           Note(first_span, f"and {first_kind} here"))
+
+    def infer(self, term: n.Term) -> str | None:
+        match term:
+            case n.Var(name=name):
+                return self.var.get(name, (None,))[0]
+            case n.Wildcard():
+                return None
+            case n.Number(unsigned=u):
+                return "unsigned" if u else "number"
+            case n.Float():
+                return "float"
+            case n.String():
+                return "symbol"
+            case n.BinOp(op=op, left=left, right=right):
+                lk, rk = self.infer(left), self.infer(right)
+                for side, k in ((left, lk), (right, rk)):
+                    if k == "symbol":
+                        self.rep.error(side.span, f"type mismatch: operator {op} on a symbol")
+                        return None
+                return _join(lk, rk)
+            case n.UnaryOp(arg=arg):
+                k = self.infer(arg)
+                if k == "symbol":
+                    self.rep.error(arg.span, f"type mismatch: operator {term.op} on a symbol")
+                return k
+            case n.Call():
+                return self._call(term)
+            case n.Aggregate(func=func, target=target):
+                if func == "count":
+                    return "number"
+                k = self.infer(target) if target is not None else None
+                if k == "symbol":
+                    self.rep.error(term.span, f"type mismatch: {func} over a symbol")
+                return "float" if func == "mean" else k
+            case _:
+                raise AssertionError(term)
+
+    def _call(self, call: n.Call) -> str | None:
+        if call.name not in n.FUNCTORS:
+            self.rep.error(call.span, f"unknown functor {call.name}")
+            return None
+        params, result = n.FUNCTORS[call.name]
+        if call.name == "cat":
+            params = ("symbol",) * max(2, len(call.args))
+        if len(call.args) != len(params):
+            self.rep.error(call.span, f"functor {call.name} takes {len(params)} arguments")
+            return None
+        kinds = []
+        for arg, want in zip(call.args, params):
+            got = self.infer(arg)
+            kinds.append(got)
+            if want == "num" and got == "symbol" or want == "symbol" and got in NUMERIC:
+                self.rep.error(arg.span, f"type mismatch: {call.name} expects {want}, got {got}")
+        return _join(*kinds) if result == "same" else result
+
+
+def _compatible(a: str, b: str) -> bool:
+    return a == b or (a in NUMERIC and b in NUMERIC and "float" not in (a, b)) or \
+        ({a, b} <= set(NUMERIC))  # numeric literals adapt, as Soufflé's do
+
+
+def _join(*kinds: str | None) -> str | None:
+    known = [k for k in kinds if k is not None]
+    if "float" in known:
+        return "float"
+    return known[0] if known else None
+
+
+def _check_types(clause: n.Clause, kinds: dict[str, tuple[str, ...]], rep: Reporter) -> None:
+    types = _Types(rep)
+    atoms = [clause.head, *_atoms(clause.body)]
+    for atom in atoms:  # (1) columns give variables their kinds
+        for arg, kind in zip(atom.args, kinds[atom.relation]):
+            if isinstance(arg, n.Var):
+                types.bind(arg, kind)
+    for _ in range(3):  # (2) x = expr gives x the kind of expr
+        for lit in clause.body:
+            if isinstance(lit, n.Comparison) and lit.op == "=":
+                for var, other in ((lit.left, lit.right), (lit.right, lit.left)):
+                    if isinstance(var, n.Var) and var.name not in types.var:
+                        k = types.infer(other)
+                        if k is not None:
+                            types.bind(var, k)
+    for atom in atoms:  # (3) expressions in columns
+        for arg, kind in zip(atom.args, kinds[atom.relation]):
+            if not isinstance(arg, n.Var | n.Wildcard):
+                types.expect(arg, kind, f"column of {atom.relation}")
+    for lit in clause.body:  # (4) comparisons and constraints
+        if isinstance(lit, n.Comparison):
+            lk, rk = types.infer(lit.left), types.infer(lit.right)
+            if lk and rk and not _compatible(lk, rk):
+                rep.error(lit.span, f"type mismatch: comparing {lk} with {rk}")
+        elif isinstance(lit, n.Constraint):
+            for arg in lit.args:
+                types.expect(arg, "symbol", lit.name)
+
+
+def _check_grounded(clause: n.Clause, rep: Reporter) -> None:
+    bound = bound_variables(clause.body, set())
+    def report(term: n.Term, what: str) -> None:
+        for v in walk_term(term):
+            if isinstance(v, n.Var) and v.name not in bound:
+                rep.error(v.span, f"ungrounded variable {v.name} ({what})")
+    for arg in clause.head.args:
+        report(arg, "in the head")
+    for lit in clause.body:
+        match lit:
+            case n.Atom():
+                for arg in lit.args:
+                    if not isinstance(arg, n.Var):
+                        report(arg, "in an expression")
+            case n.Negation():
+                for arg in lit.atom.args:
+                    report(arg, "in a negation")
+            case n.Comparison() | n.Constraint():
+                for arg in (lit.left, lit.right) if isinstance(lit, n.Comparison) else lit.args:
+                    if not isinstance(arg, n.Aggregate):
+                        report(arg, "in a constraint")
+        for agg in _aggregates(lit):
+            inner = bound_variables(agg.body, bound)
+            if agg.target is not None:
+                for v in walk_term(agg.target):
+                    if isinstance(v, n.Var) and v.name not in inner:
+                        rep.error(v.span, f"ungrounded variable {v.name} (in an aggregate)")
+
+
+def _aggregates(lit: n.Literal) -> list[n.Aggregate]:
+    terms = {n.Atom: lambda: lit.args, n.Comparison: lambda: (lit.left, lit.right),
+             n.Constraint: lambda: lit.args}.get(type(lit), lambda: ())()
+    return [t for term in terms for t in walk_term(term) if isinstance(t, n.Aggregate)]
+
+
+def bound_variables(body: Iterable[n.Literal], outer: set[str]) -> set[str]:
+    """Variables a body grounds: positive atom columns, then ``x = expr`` chains."""
+    body = list(body)
+    bound = set(outer)
+    for lit in body:
+        if isinstance(lit, n.Atom):
+            bound |= {a.name for a in lit.args if isinstance(a, n.Var)}
+    changed = True
+    while changed:
+        changed = False
+        for lit in body:
+            if not (isinstance(lit, n.Comparison) and lit.op == "="):
+                continue
+            for var, other in ((lit.left, lit.right), (lit.right, lit.left)):
+                if isinstance(var, n.Var) and var.name not in bound and _ground(other, bound):
+                    bound.add(var.name)
+                    changed = True
+    return bound
+
+
+def _ground(term: n.Term, bound: set[str]) -> bool:
+    if isinstance(term, n.Aggregate):
+        return True  # an aggregate's value is defined by its own body
+    return all(v.name in bound for v in walk_term(term) if isinstance(v, n.Var)) and \
+        not any(isinstance(t, n.Wildcard) for t in walk_term(term))

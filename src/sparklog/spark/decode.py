@@ -1,0 +1,38 @@
+"""Stored relations -> the user's view: declared column names and types, symbols as text."""
+
+from __future__ import annotations
+
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+from sparklog.errors import EngineError
+from sparklog.syntax import nodes as n
+
+_TYPES = {"number": "bigint", "unsigned": "bigint", "float": "double", "symbol": "string"}
+
+
+def decode(db, decl: n.Decl, name: str) -> DataFrame:
+    """The relation ``name`` as a DataFrame named and typed as ``decl`` declares it."""
+    kinds = db.kinds(name)
+    if name not in db.stored:
+        schema = ", ".join(f"`{a.name}` {_TYPES[k]}" for a, k in zip(decl.attributes, kinds))
+        return db.spark.createDataFrame([], schema or "dummy int").select(
+            *[f"`{a.name}`" for a in decl.attributes])
+    df = db.stored[name].select(*[f"c{i}" for i in range(len(kinds))])
+    for i, kind in enumerate(kinds):
+        if kind == "symbol":
+            symbols = db.symbols().select(F.col("id").alias(f"c{i}"),
+                                          F.col("symbol").alias(f"s{i}"))
+            df = df.join(symbols, on=f"c{i}", how="left")
+    cols = [(F.col(f"s{i}") if k == "symbol" else F.col(f"c{i}").cast(_TYPES[k])).alias(a.name)
+            for i, (a, k) in enumerate(zip(decl.attributes, kinds))]
+    return df.select(*cols)
+
+
+def check_symbol_table(db) -> None:
+    """Fail loudly if two different symbols were interned to the same 64-bit id."""
+    clash = (db.symbols().groupBy("id").agg(F.countDistinct("symbol").alias("n"))
+             .filter("n > 1").limit(1).collect())
+    if clash:
+        raise EngineError(f"two symbols share the interned id {clash[0]['id']}: "
+                          "a 64-bit hash collision; please report it")

@@ -1,0 +1,143 @@
+"""Loading a run's inputs: files, DataFrames and the program's own facts, symbols interned."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pyspark.sql import DataFrame, Observation
+from pyspark.sql import functions as F
+
+from sparklog.errors import DataError, Reporter, UsageError
+from sparklog.io.facts import SPARK_TYPES, Source, first_bad_line, input_source, read
+from sparklog.spark import expressions as X
+from sparklog.syntax import nodes as n
+
+
+def load_inputs(db, program, inputs: dict[str, Any], facts_dir: Path) -> None:
+    """Store every input relation as iteration 0, after checking all of them exist."""
+    from sparklog.engine import missing_inputs
+    from sparklog.spark.driver import _checkpoint
+
+    for name in inputs:
+        if program.ast.decl(name) is None:
+            raise UsageError(f"input for undeclared relation {name}")
+    rep = Reporter(missing_inputs(program, inputs, facts_dir))
+    rep.raise_if_any(DataError, program.sources)
+    data: dict[str, list[DataFrame]] = {}
+    checks: list[tuple[Source, Observation]] = []
+    for d in program.checked.inputs():
+        kinds = db.kinds(d.relation)
+        given = inputs.get(d.relation)
+        if given is None or isinstance(given, str | Path):
+            source = input_source(d, facts_dir)
+            if given is not None:
+                source = Source(d.relation, "parquet" if str(given).endswith(".parquet")
+                                else "file", Path(given), source.delimiter, source.headers)
+            df = read(db.spark, source, kinds)
+            obs = Observation(f"bad_{d.relation}_{len(checks)}")
+            checks.append((source, obs))
+            df = df.observe(obs, F.count(F.when(F.col("_bad"), 1)).alias("bad"))
+            data.setdefault(d.relation, []).append(df.filter(~F.col("_bad")).drop("_bad"))
+    for name, given in inputs.items():
+        if not isinstance(given, str | Path):
+            data.setdefault(name, []).append(from_dataframe(given, name, db.kinds(name)))
+    for name, rows in _program_facts(program).items():
+        data.setdefault(name, []).append(_facts_frame(db, rows, db.kinds(name)))
+    _register_constants(db, program)
+    for name, parts in data.items():
+        df = parts[0]
+        for p in parts[1:]:
+            df = df.unionByName(p)
+        encoded = _intern(db, df, db.kinds(name))
+        full, obs = db.insert(name, encoded, 0)
+        db.replace(name, _checkpoint(full, db.options))
+        db.sizes[name] = obs.get["rows"]
+    problems = Reporter()
+    for source, obs in checks:
+        if obs.get.get("bad", 0):
+            problems.diagnostics.append(first_bad_line(source, db.kinds(source.relation)))
+    problems.raise_if_any(DataError, program.sources)
+
+
+def from_dataframe(df: DataFrame, name: str, kinds: tuple[str, ...]) -> DataFrame:
+    """A user's DataFrame as c0..ck with the declared types, columns taken by position."""
+    if len(df.columns) != len(kinds):
+        raise UsageError(f"DataFrame for {name} has {len(df.columns)} columns, "
+                         f"but {name} has arity {len(kinds)}")
+    return df.select(*[F.col(f"`{c}`").cast(SPARK_TYPES[k]).alias(f"c{i}")
+                       for i, (c, k) in enumerate(zip(df.columns, kinds))])
+
+
+def _program_facts(program) -> dict[str, list[tuple]]:
+    out: dict[str, list[tuple]] = {}
+    for clause in program.ast.clauses:
+        if clause.is_fact:
+            out.setdefault(clause.head.relation, []).append(
+                tuple(_constant(a) for a in clause.head.args))
+    return out
+
+
+def _constant(term: n.Term):
+    match term:
+        case n.Number(value=v):
+            return v - 2**64 if v >= 2**63 else v
+        case n.Float(value=v) | n.String(value=v):
+            return v
+        case n.UnaryOp(op="neg", arg=arg):
+            return -_constant(arg)
+        case _:
+            from sparklog.errors import CheckError
+            raise CheckError(f"fact argument {term!r} is not a constant")
+
+
+def _facts_frame(db, rows: list[tuple], kinds: tuple[str, ...]) -> DataFrame:
+    """The program text's facts (small: they are part of the program)."""
+    schema = ", ".join(f"c{i} {SPARK_TYPES[k]}" for i, k in enumerate(kinds)) or "c0 int"
+    df = db.spark.createDataFrame(rows, schema)
+    return df.select(*[f"c{i}" for i in range(len(kinds))])
+
+
+def _register_constants(db, program) -> None:
+    strings = sorted({t.value for c in program.ast.clauses for t in _all_terms(c)
+                      if isinstance(t, n.String)})
+    if strings:
+        df = db.spark.createDataFrame([(s,) for s in strings], "symbol string")
+        db.add_symbols(df.select(F.xxhash64("symbol").alias("id"), "symbol"))
+
+
+def _all_terms(clause: n.Clause):
+    from sparklog.semantics.strata import walk_term
+
+    def lit_terms(lit):
+        match lit:
+            case n.Atom(args=args) | n.Constraint(args=args):
+                return args
+            case n.Negation(atom=atom):
+                return atom.args
+            case n.Comparison(left=left, right=right):
+                return (left, right)
+        return ()
+    for lit in (clause.head, *clause.body):
+        for term in lit_terms(lit):
+            for t in walk_term(term):
+                yield t
+                if isinstance(t, n.Aggregate):
+                    for inner in t.body:
+                        for u in lit_terms(inner):
+                            yield from walk_term(u)
+
+
+def _intern(db, df: DataFrame, kinds: tuple[str, ...]) -> DataFrame:
+    """Symbols -> xxhash64 ids; the (id, symbol) pairs go to the symbol table."""
+    sym_cols = [f"c{i}" for i, k in enumerate(kinds) if k == "symbol"]
+    if not sym_cols:
+        return df
+    for c in sym_cols:
+        db.add_symbols(df.select(F.xxhash64(c).alias("id"), F.col(c).alias("symbol")).distinct())
+    return df.select(*[F.xxhash64(c).alias(c) if c in sym_cols else F.col(c)
+                       for c in df.columns])
+
+
+def symbol_sql(text: str) -> str:
+    return X.symbol_id(X.sql_string(text))

@@ -1,0 +1,281 @@
+"""The abstract syntax of sparklog's Soufflé-compatible Datalog.
+
+Nodes are frozen dataclasses with tuple fields. The builder already desugars what has an
+obvious core form: a rule with several heads or a disjunctive body becomes several
+:class:`Clause` values with one head and one conjunctive body each, so later stages see
+Horn clauses only. Every node carries the :class:`Span` it came from.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TypeAlias
+
+from sparklog.errors import NOWHERE, Span
+
+# ---------------------------------------------------------------------------------------
+# Types
+
+PRIMITIVE_TYPES = ("number", "unsigned", "float", "symbol")
+
+
+@dataclass(frozen=True)
+class TypeDecl:
+    """``.type Name <: base`` (subtype) or ``.type Name = base`` (alias)."""
+
+    name: str
+    base: str
+    subtype: bool
+    span: Span = field(default=NOWHERE, compare=False)
+
+
+# ---------------------------------------------------------------------------------------
+# Terms
+
+
+@dataclass(frozen=True)
+class Var:
+    """A named variable."""
+
+    name: str
+    span: Span = field(default=NOWHERE, compare=False)
+
+
+@dataclass(frozen=True)
+class Wildcard:
+    """``_``: a fresh variable at each occurrence."""
+
+    span: Span = field(default=NOWHERE, compare=False)
+
+
+@dataclass(frozen=True)
+class Number:
+    """An integer constant (type number, or unsigned when written ``12u``)."""
+
+    value: int
+    unsigned: bool = False
+    span: Span = field(default=NOWHERE, compare=False)
+
+
+@dataclass(frozen=True)
+class Float:
+    """A floating-point constant."""
+
+    value: float
+    span: Span = field(default=NOWHERE, compare=False)
+
+
+@dataclass(frozen=True)
+class String:
+    """A symbol constant, already unescaped."""
+
+    value: str
+    span: Span = field(default=NOWHERE, compare=False)
+
+
+BINARY_OPS = ("+", "-", "*", "/", "%", "^", "band", "bor", "bxor", "bshl", "bshr", "bshru",
+              "land", "lor", "lxor")
+UNARY_OPS = ("neg", "bnot", "lnot")
+
+
+@dataclass(frozen=True)
+class BinOp:
+    """An arithmetic, bitwise or logical operator on two terms."""
+
+    op: str
+    left: Term
+    right: Term
+    span: Span = field(default=NOWHERE, compare=False)
+
+    def __post_init__(self) -> None:
+        assert self.op in BINARY_OPS, self.op
+
+
+@dataclass(frozen=True)
+class UnaryOp:
+    """``-x``, ``bnot x`` or ``lnot x``."""
+
+    op: str
+    arg: Term
+    span: Span = field(default=NOWHERE, compare=False)
+
+    def __post_init__(self) -> None:
+        assert self.op in UNARY_OPS, self.op
+
+
+# name -> (argument kinds, result kind); "num" is any numeric type, "same" the type of
+# the first argument. Checked in semantics.types.
+FUNCTORS: dict[str, tuple[tuple[str, ...], str]] = {
+    "cat": (("symbol", "symbol"), "symbol"),  # cat is variadic (>= 2); checked specially
+    "strlen": (("symbol",), "number"),
+    "substr": (("symbol", "number", "number"), "symbol"),
+    "to_number": (("symbol",), "number"),
+    "to_string": (("num",), "symbol"),
+    "to_float": (("num",), "float"),
+    "to_unsigned": (("num",), "unsigned"),
+    "ord": (("symbol",), "number"),
+    "min": (("num", "num"), "same"),
+    "max": (("num", "num"), "same"),
+}
+# Functors that are constraints (true or false), written as body literals.
+CONSTRAINT_FUNCTORS = {"contains": 2, "match": 2}
+
+
+@dataclass(frozen=True)
+class Call:
+    """A functor application such as ``cat(a, b)`` or ``strlen(s)``."""
+
+    name: str
+    args: tuple[Term, ...]
+    span: Span = field(default=NOWHERE, compare=False)
+
+
+AGGREGATES = ("count", "sum", "min", "max", "mean")
+
+
+@dataclass(frozen=True)
+class Aggregate:
+    """``count : { body }``, ``sum x : { body }``, ... used as a term.
+
+    Variables of the body that also occur outside the aggregate group it; the others are
+    local to it.
+    """
+
+    func: str
+    target: Term | None
+    body: tuple[Literal, ...]
+    span: Span = field(default=NOWHERE, compare=False)
+
+    def __post_init__(self) -> None:
+        assert self.func in AGGREGATES, self.func
+        assert (self.target is None) == (self.func == "count"), self.func
+
+
+Term: TypeAlias = Var | Wildcard | Number | Float | String | BinOp | UnaryOp | Call | Aggregate
+Constant: TypeAlias = Number | Float | String
+
+# ---------------------------------------------------------------------------------------
+# Literals
+
+
+@dataclass(frozen=True)
+class Atom:
+    """``r(t1, ..., tn)``."""
+
+    relation: str
+    args: tuple[Term, ...]
+    span: Span = field(default=NOWHERE, compare=False)
+
+
+@dataclass(frozen=True)
+class Negation:
+    """``!r(...)``."""
+
+    atom: Atom
+    span: Span = field(default=NOWHERE, compare=False)
+
+
+COMPARISON_OPS = ("=", "!=", "<", "<=", ">", ">=")
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """``t1 op t2``; ``x = t`` binds ``x`` when ``t`` is bound."""
+
+    op: str
+    left: Term
+    right: Term
+    span: Span = field(default=NOWHERE, compare=False)
+
+    def __post_init__(self) -> None:
+        assert self.op in COMPARISON_OPS, self.op
+
+
+@dataclass(frozen=True)
+class Constraint:
+    """A constraint functor such as ``contains(sub, s)`` or ``match(regex, s)``."""
+
+    name: str
+    args: tuple[Term, ...]
+    negated: bool = False
+    span: Span = field(default=NOWHERE, compare=False)
+
+
+@dataclass(frozen=True)
+class BoolLit:
+    """``true`` or ``false`` in a body."""
+
+    value: bool
+    span: Span = field(default=NOWHERE, compare=False)
+
+
+Literal: TypeAlias = Atom | Negation | Comparison | Constraint | BoolLit
+
+# ---------------------------------------------------------------------------------------
+# Declarations, clauses, directives, program
+
+
+@dataclass(frozen=True)
+class Attribute:
+    name: str
+    type: str
+    span: Span = field(default=NOWHERE, compare=False)
+
+
+@dataclass(frozen=True)
+class Decl:
+    """``.decl r(a: number, b: symbol)``."""
+
+    name: str
+    attributes: tuple[Attribute, ...]
+    span: Span = field(default=NOWHERE, compare=False)
+
+    @property
+    def arity(self) -> int:
+        return len(self.attributes)
+
+
+@dataclass(frozen=True)
+class Clause:
+    """One Horn clause ``head :- body.``; a fact has an empty body."""
+
+    head: Atom
+    body: tuple[Literal, ...]
+    span: Span = field(default=NOWHERE, compare=False)
+
+    @property
+    def is_fact(self) -> bool:
+        return not self.body
+
+
+@dataclass(frozen=True)
+class Directive:
+    """``.input r(key=value, ...)``, ``.output r``, ``.printsize r``."""
+
+    kind: str
+    relation: str
+    params: tuple[tuple[str, str], ...] = ()
+    span: Span = field(default=NOWHERE, compare=False)
+
+    def __post_init__(self) -> None:
+        assert self.kind in ("input", "output", "printsize"), self.kind
+
+    def param(self, key: str, default: str | None = None) -> str | None:
+        return dict(self.params).get(key, default)
+
+
+@dataclass(frozen=True)
+class Program:
+    """A parsed program: its declarations, clauses and directives, in source order."""
+
+    types: tuple[TypeDecl, ...] = ()
+    decls: tuple[Decl, ...] = ()
+    clauses: tuple[Clause, ...] = ()
+    directives: tuple[Directive, ...] = ()
+    sources: tuple[tuple[str, str], ...] = ()  # (file name, text), for diagnostics
+
+    def decl(self, name: str) -> Decl | None:
+        return next((d for d in self.decls if d.name == name), None)
+
+    def source_map(self) -> dict[str, str]:
+        return dict(self.sources)

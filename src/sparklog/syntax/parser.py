@@ -1,0 +1,288 @@
+"""Text -> AST: parse with the lark grammar, build nodes.py values, desugar to Horn clauses."""
+
+from __future__ import annotations
+
+import itertools
+from functools import lru_cache
+from importlib.resources import files
+from pathlib import Path
+
+import lark
+from lark import Token, Transformer, v_args
+
+from sparklog.errors import Diagnostic, ParseError, Span
+from sparklog.syntax import nodes as n
+
+_ESCAPES = {'"': '"', "\\": "\\", "n": "\n", "t": "\t", "r": "\r", "'": "'", "0": "\0"}
+_INT64_MIN, _UINT64_MAX = -(2**63), 2**64 - 1
+
+
+@lru_cache(maxsize=1)
+def _parser() -> lark.Lark:
+    grammar = files("sparklog.syntax").joinpath("grammar.lark").read_text()
+    # Earley, because "(a(x) ; b(x))" and "(f(x) + 1) < y" share a prefix that no LALR(1)
+    # table resolves; the basic lexer keeps keywords apart from identifiers by longest match.
+    return lark.Lark(grammar, parser="earley", lexer="basic", propagate_positions=True,
+                     ambiguity="resolve")
+
+
+def parse(text: str, file: str = "<program>") -> n.Program:
+    """Parse program text into a :class:`~sparklog.syntax.nodes.Program`.
+
+    >>> parse('.decl e(x:number, y:number)\\ne(1, 2).').clauses[0].head.args[0].value
+    1
+    """
+    try:
+        tree = _parser().parse(text)
+    except lark.exceptions.UnexpectedInput as exc:
+        raise ParseError(_diagnose(exc, text, file), {file: text}) from None
+    try:
+        items = _Builder(file, text).transform(tree)
+    except lark.exceptions.VisitError as exc:
+        if isinstance(exc.orig_exc, ParseError):
+            raise exc.orig_exc from None
+        raise
+    return _assemble(items, file, text)
+
+
+def parse_file(path: str | Path) -> n.Program:
+    """Parse a program file; diagnostics name the path as given."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ParseError(f"cannot read program {path}: {exc.strerror}") from None
+    return parse(text, str(path))
+
+
+def _diagnose(exc: lark.exceptions.UnexpectedInput, text: str, file: str) -> Diagnostic:
+    span = Span(file, exc.line if exc.line > 0 else 1, exc.column if exc.column > 0 else 1)
+    if isinstance(exc, lark.exceptions.UnexpectedCharacters):
+        return Diagnostic(span, f"unexpected character {text[exc.pos_in_stream]!r}")
+    if isinstance(exc, lark.exceptions.UnexpectedEOF) or _describe(getattr(exc, "token", None)) == "end of input":
+        lines = text.rstrip().splitlines() or [""]
+        end = Span(file, len(lines), len(lines[-1]) + 1)
+        return Diagnostic(end, "unexpected end of input (missing '.'?)")
+    token = getattr(exc, "token", None)
+    expected = sorted(getattr(exc, "expected", None) or ())
+    shown = ", ".join(expected[:8]) + (", ..." if len(expected) > 8 else "")
+    message = f"unexpected {_describe(token)}" + (f"; expected one of: {shown}" if shown else "")
+    return Diagnostic(span, message)
+
+
+def _describe(token: Token | None) -> str:
+    if token is None or token.type == "$END":
+        return "end of input"
+    return f"{token.type.lower()} {str(token)!r}"
+
+
+def _unescape(raw: str, span: Span) -> str:
+    body, out, i = raw[1:-1], [], 0
+    while i < len(body):
+        ch = body[i]
+        if ch == "\\":
+            nxt = body[i + 1]
+            if nxt not in _ESCAPES:
+                raise ParseError(Diagnostic(span, f"unknown escape sequence '\\{nxt}'"))
+            out.append(_ESCAPES[nxt])
+            i += 2
+        else:
+            out.append(ch)
+            i += 1
+    return "".join(out)
+
+
+class _Builder(Transformer):
+    """Turns the lark tree into nodes; literal groups stay nested until desugaring."""
+
+    def __init__(self, file: str, text: str) -> None:
+        super().__init__()
+        self.file, self.text = file, text
+
+    def _span(self, meta_or_token) -> Span:
+        m = meta_or_token
+        if isinstance(m, Token):
+            return Span(self.file, m.line, m.column, m.end_line, m.end_column)
+        if getattr(m, "empty", False):
+            return Span(self.file, 1, 1)
+        return Span(self.file, m.line, m.column, m.end_line, m.end_column)
+
+    # -- declarations ------------------------------------------------------------------
+    @v_args(meta=True)
+    def subtype(self, meta, items):
+        return n.TypeDecl(str(items[0]), str(items[2]), True, self._span(meta))
+
+    @v_args(meta=True)
+    def alias(self, meta, items):
+        return n.TypeDecl(str(items[0]), str(items[2]), False, self._span(meta))
+
+    @v_args(meta=True)
+    def attribute(self, meta, items):
+        return n.Attribute(str(items[0]), str(items[1]), self._span(meta))
+
+    def qualifier(self, items):
+        return None
+
+    @v_args(meta=True)
+    def decl(self, meta, items):
+        attrs = tuple(a for a in items[1:] if isinstance(a, n.Attribute))
+        return n.Decl(str(items[0]), attrs, self._span(items[0]))
+
+    def param(self, items):
+        key, value = str(items[0]), items[2]
+        text = _unescape(str(value), self._span(value)) if value.type == "STRING" else str(value)
+        return (key, text)
+
+    @v_args(meta=True)
+    def directive(self, meta, items):
+        kind = str(items[0])[1:]
+        names = [t for t in items[1:] if isinstance(t, Token)]
+        params = tuple(p for p in items[1:] if isinstance(p, tuple))
+        return [n.Directive(kind, str(t), params, self._span(t)) for t in names]
+
+    # -- clauses -----------------------------------------------------------------------
+    def heads(self, items):
+        return list(items)
+
+    @v_args(meta=True)
+    def fact_clause(self, meta, items):
+        return ("clause", items[0], [[]], self._span(meta))
+
+    @v_args(meta=True)
+    def rule_clause(self, meta, items):
+        return ("clause", items[0], items[1], self._span(meta))
+
+    def disjunction(self, items):
+        return [alt for conj in items for alt in conj]  # a list of alternative bodies
+
+    def conjunction(self, items):
+        # each literal is a list of alternatives (a plain literal has one)
+        alternatives = [lit if isinstance(lit, list) else [[lit]] for lit in items]
+        return [sum(combo, []) for combo in itertools.product(*alternatives)]
+
+    def group(self, items):
+        return items[0]
+
+    @v_args(meta=True)
+    def atom(self, meta, items):
+        name = items[0]
+        args = tuple(a for a in items[1:] if a is not None)
+        if str(name) in n.CONSTRAINT_FUNCTORS:
+            return n.Constraint(str(name), args, False, self._span(meta))
+        return n.Atom(str(name), args, self._span(meta))
+
+    @v_args(meta=True)
+    def negation(self, meta, items):
+        inner = items[0]
+        if isinstance(inner, n.Constraint):
+            return n.Constraint(inner.name, inner.args, True, self._span(meta))
+        return n.Negation(inner, self._span(meta))
+
+    @v_args(meta=True)
+    def comparison(self, meta, items):
+        return n.Comparison(str(items[1]), items[0], items[2], self._span(meta))
+
+    @v_args(meta=True)
+    def true_lit(self, meta, items):
+        return n.BoolLit(True, self._span(meta))
+
+    @v_args(meta=True)
+    def false_lit(self, meta, items):
+        return n.BoolLit(False, self._span(meta))
+
+    # -- terms -------------------------------------------------------------------------
+    @v_args(meta=True)
+    def binop(self, meta, items):
+        return n.BinOp(str(items[1]), items[0], items[2], self._span(meta))
+
+    @v_args(meta=True)
+    def neg(self, meta, items):
+        arg = items[1]
+        if isinstance(arg, n.Number) and not arg.unsigned:
+            return n.Number(-arg.value, False, self._span(meta))
+        if isinstance(arg, n.Float):
+            return n.Float(-arg.value, self._span(meta))
+        return n.UnaryOp("neg", arg, self._span(meta))
+
+    @v_args(meta=True)
+    def bnot(self, meta, items):
+        return n.UnaryOp("bnot", items[1], self._span(meta))
+
+    @v_args(meta=True)
+    def lnot(self, meta, items):
+        return n.UnaryOp("lnot", items[1], self._span(meta))
+
+    @v_args(meta=True)
+    def wildcard(self, meta, items):
+        return n.Wildcard(self._span(meta))
+
+    def var(self, items):
+        return n.Var(str(items[0]), self._span(items[0]))
+
+    def int_lit(self, items):
+        tok = items[0]
+        text, unsigned = str(tok), str(tok).endswith("u")
+        value = int(text.rstrip("u"), 0)
+        if value > (_UINT64_MAX if unsigned else 2**63):
+            raise ParseError(Diagnostic(self._span(tok), f"number {text} does not fit in 64 bits"),
+                             {self.file: self.text})
+        return n.Number(value, unsigned, self._span(tok))
+
+    def float_lit(self, items):
+        return n.Float(float(items[0]), self._span(items[0]))
+
+    def string_lit(self, items):
+        span = self._span(items[0])
+        try:
+            return n.String(_unescape(str(items[0]), span), span)
+        except ParseError as exc:
+            raise ParseError(exc.diagnostics, {self.file: self.text}) from None
+
+    @v_args(meta=True)
+    def call(self, meta, items):
+        args = tuple(a for a in items[1:] if a is not None)
+        return n.Call(str(items[0]), args, self._span(meta))
+
+    def aggregate_body(self, items):
+        body = items[0]
+        if isinstance(body, n.Atom):
+            return (body,)
+        if len(body) != 1:
+            raise ParseError(Diagnostic(_first_span(body), "disjunction inside an aggregate"),
+                             {self.file: self.text})
+        return tuple(body[0])
+
+    @v_args(meta=True)
+    def aggregate(self, meta, items):
+        func = str(items[0])
+        target = items[1] if func != "count" else None
+        return n.Aggregate(func, target, items[-1], self._span(meta))
+
+
+def _first_span(alternatives) -> Span:
+    return alternatives[0][0].span if alternatives and alternatives[0] else Span("<program>", 1, 1)
+
+
+def _assemble(tree, file: str, text: str) -> n.Program:
+    """Split the top-level items by kind and expand each rule into Horn clauses."""
+    types, decls, clauses, directives = [], [], [], []
+    for item in tree.children:
+        match item:
+            case n.TypeDecl():
+                types.append(item)
+            case n.Decl():
+                decls.append(item)
+            case list():
+                directives.extend(item)
+            case ("clause", heads, bodies, span):
+                clauses.extend(n.Clause(h, tuple(body), span) for body in bodies for h in heads)
+            case _:
+                raise AssertionError(f"unexpected item {item!r}")
+    return n.Program(tuple(types), tuple(decls), tuple(clauses), tuple(directives),
+                     ((file, text),))
+
+
+def merge(*programs: n.Program) -> n.Program:
+    """Concatenate programs (e.g. several files) into one."""
+    return n.Program(*(tuple(itertools.chain.from_iterable(getattr(p, f) for p in programs))
+                       for f in ("types", "decls", "clauses", "directives", "sources")))

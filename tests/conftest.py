@@ -1,0 +1,37 @@
+"""Shared fixtures: one Spark session for every Spark test, with two partitions so that
+partitioning bugs show."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+SHARED = ROOT.parent / "shared"
+
+
+@pytest.fixture(scope="session")
+def spark():
+    from sparklog.spark import session
+
+    spark = session.start("local[2]", partitions=2, conf={"spark.driver.memory": "2g"})
+    yield spark
+    spark.stop()
+
+
+@pytest.fixture(scope="session")
+def engine(spark):
+    import sparklog
+
+    return sparklog.Engine(spark=spark, partitions=2)
+
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        if "spark" in getattr(item, "fixturenames", ()) or "engine" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.spark)

@@ -1,0 +1,566 @@
+"""A small, obviously-correct evaluator of sparklog ASTs: the oracle of the tests.
+
+Soufflé semantics, evaluated as simply as possible: stratify by the precedence graph,
+then iterate every stratum naively to a fixed point. Values are Python ``int`` (number,
+unsigned; 64-bit two's-complement wraparound), ``float`` and ``str`` (symbol).
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+import re
+from collections import Counter
+from collections.abc import Iterator
+
+import networkx as nx
+
+from sparklog.syntax.nodes import (
+    Aggregate, Atom, BinOp, BoolLit, Call, Clause, Comparison, Constraint, Float, Literal,
+    Negation, Number, Program, String, Term, UnaryOp, Var, Wildcard,
+)
+
+Binding = dict[str, object]
+MASK = (1 << 64) - 1
+
+
+class Fail(Exception):
+    """The body cannot be satisfied with this binding (division by zero, bad to_number...)."""
+
+
+# ---------------------------------------------------------------------------------------
+# Integer arithmetic
+
+
+def wrap(value: int) -> int:
+    """``value`` as a signed 64-bit integer."""
+    value &= MASK
+    return value - (1 << 64) if value >> 63 else value
+
+
+def _div(a: int, b: int) -> int:
+    """C division: truncate toward zero; fails on zero."""
+    if b == 0:
+        raise Fail
+    q = abs(a) // abs(b)
+    return wrap(q if (a < 0) == (b < 0) else -q)
+
+
+def _mod(a: int, b: int) -> int:
+    """C remainder: the sign of the dividend; fails on zero."""
+    if b == 0:
+        raise Fail
+    r = abs(a) % abs(b)
+    return wrap(-r if a < 0 else r)
+
+
+def _pow(a: int, b: int) -> int:
+    """Integer power, wrapped; a negative exponent truncates ``1 / a**-b`` toward zero."""
+    if b >= 0:
+        return wrap(pow(a, b, 1 << 64))
+    if a == 0:
+        raise Fail
+    return wrap(a ** -b) if abs(a) == 1 else 0
+
+
+INT_OPS = {
+    "+": lambda a, b: wrap(a + b),
+    "-": lambda a, b: wrap(a - b),
+    "*": lambda a, b: wrap(a * b),
+    "/": _div,
+    "%": _mod,
+    "^": _pow,
+    "band": lambda a, b: wrap(a & b),
+    "bor": lambda a, b: wrap(a | b),
+    "bxor": lambda a, b: wrap(a ^ b),
+    "bshl": lambda a, b: wrap(a << (b % 64)),
+    "bshr": lambda a, b: wrap(a >> (b % 64)),
+    "bshru": lambda a, b: wrap((a & MASK) >> (b % 64)),
+    "land": lambda a, b: int(bool(a) and bool(b)),
+    "lor": lambda a, b: int(bool(a) or bool(b)),
+    "lxor": lambda a, b: int(bool(a) != bool(b)),
+}
+
+
+def _fdiv(a: float, b: float) -> float:
+    """True division of floats; fails on zero."""
+    if b == 0:
+        raise Fail
+    return a / b
+
+
+FLOAT_OPS = {"+": operator.add, "-": operator.sub, "*": operator.mul, "/": _fdiv,
+             "^": lambda a, b: float(a) ** float(b)}
+COMPARE = {"=": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le,
+           ">": operator.gt, ">=": operator.ge}
+
+
+def binop(op: str, a: object, b: object) -> object:
+    """Apply a binary operator: float semantics if either side is a float."""
+    if isinstance(a, float) or isinstance(b, float):
+        if op not in FLOAT_OPS:
+            raise ValueError(f"{op} is not defined on floats")
+        return FLOAT_OPS[op](a, b)
+    return INT_OPS[op](a, b)
+
+
+def unop(op: str, a: object) -> object:
+    """Apply ``neg``, ``bnot`` or ``lnot``."""
+    if op == "neg":
+        return -a if isinstance(a, float) else wrap(-a)
+    if op == "bnot":
+        return wrap(~a)
+    return int(a == 0)
+
+
+# ---------------------------------------------------------------------------------------
+# Functors
+
+
+def _substr(s: str, i: int, n: int) -> str:
+    """Soufflé's substr (C++ std::string::substr): "" when i is out of range."""
+    if i < 0 or i > len(s):
+        return ""
+    return s[i:] if n < 0 else s[i:i + n]
+
+
+def _to_number(s: str) -> int:
+    """The integer a string spells; fails the body otherwise."""
+    if not re.fullmatch(r"\s*[+-]?[0-9]+\s*", s):
+        raise Fail
+    return wrap(int(s))
+
+
+def _to_string(v: object) -> str:
+    """The decimal text of a number."""
+    return str(v)
+
+
+def _regex_match(pattern: str, s: str) -> bool:
+    """Full match of a regex; an invalid regex matches nothing."""
+    try:
+        return re.fullmatch(pattern, s) is not None
+    except re.error:
+        return False
+
+
+FUNCTIONS = {
+    "cat": lambda *args: "".join(args),
+    "strlen": len,
+    "substr": _substr,
+    "to_number": _to_number,
+    "to_string": _to_string,
+    "to_float": float,
+    "to_unsigned": lambda v: wrap(int(v)),
+    "min": min,
+    "max": max,
+}
+CONSTRAINTS = {"contains": lambda sub, s: sub in s, "match": _regex_match}
+
+
+# ---------------------------------------------------------------------------------------
+# Variables and readiness
+
+
+def term_vars(term: Term) -> Iterator[str]:
+    """Every variable occurrence in a term, aggregates included."""
+    match term:
+        case Var(name):
+            yield name
+        case BinOp(_, left, right):
+            yield from term_vars(left)
+            yield from term_vars(right)
+        case UnaryOp(_, arg):
+            yield from term_vars(arg)
+        case Call(_, args):
+            for arg in args:
+                yield from term_vars(arg)
+        case Aggregate(_, target, body):
+            if target is not None:
+                yield from term_vars(target)
+            for literal in body:
+                yield from literal_vars(literal)
+
+
+def literal_vars(literal: Literal) -> Iterator[str]:
+    """Every variable occurrence in a literal."""
+    match literal:
+        case Atom(_, args) | Constraint(_, args):
+            for arg in args:
+                yield from term_vars(arg)
+        case Negation(atom):
+            yield from literal_vars(atom)
+        case Comparison(_, left, right):
+            yield from term_vars(left)
+            yield from term_vars(right)
+
+
+def clause_vars(clause: Clause) -> Counter[str]:
+    """Occurrence counts of the variables of a clause."""
+    counts = Counter(term_vars_all(clause.head.args))
+    for literal in clause.body:
+        counts.update(literal_vars(literal))
+    return counts
+
+
+def term_vars_all(terms: tuple[Term, ...]) -> Iterator[str]:
+    """Every variable occurrence in several terms."""
+    for term in terms:
+        yield from term_vars(term)
+
+
+# ---------------------------------------------------------------------------------------
+# The evaluator
+
+
+class Evaluator:
+    """Evaluates the rules of one program over a database of sets of tuples."""
+
+    def __init__(self, program: Program) -> None:
+        self.program = program
+        self.db: dict[str, set[tuple]] = {}
+        self.indexes: dict[tuple[str, tuple[int, ...]], dict[tuple, list[tuple]]] = {}
+        self.symbols: dict[str, int] = {}
+        self.outer: dict[int, frozenset[str]] = {}
+        self.clause_outer = {id(c): self._outer_vars(c) for c in program.clauses}
+
+    # -- aggregates ---------------------------------------------------------------------
+
+    @staticmethod
+    def _outer_vars(clause: Clause) -> dict[int, frozenset[str]]:
+        """For each aggregate of the clause, the variables it shares with the rest of it."""
+        total, outer = clause_vars(clause), {}
+        for agg in _aggregates(clause):
+            inside = Counter(term_vars(agg))
+            outer[id(agg)] = frozenset(v for v in inside if total[v] > inside[v])
+        return outer
+
+    def needed(self, term: Term) -> set[str]:
+        """Variables that must be bound before ``term`` can be evaluated."""
+        match term:
+            case Var(name):
+                return {name}
+            case BinOp(_, left, right):
+                return self.needed(left) | self.needed(right)
+            case UnaryOp(_, arg):
+                return self.needed(arg)
+            case Call(_, args):
+                return set().union(*(self.needed(a) for a in args))
+            case Aggregate():
+                return set(self.outer[id(term)])
+        return set()
+
+    def aggregate(self, agg: Aggregate, binding: Binding) -> object:
+        """The value of an aggregate for the grouping variables bound in ``binding``."""
+        values = [1 if agg.target is None else self.term(agg.target, b)
+                  for b in self.solve(agg.body, dict(binding))]
+        if agg.func == "count":
+            return len(values)
+        if agg.func == "sum":
+            total = sum(values)
+            return total if isinstance(total, float) else wrap(total)
+        if not values:
+            raise Fail
+        if agg.func == "mean":
+            return sum(values) / len(values)
+        return min(values) if agg.func == "min" else max(values)
+
+    # -- terms --------------------------------------------------------------------------
+
+    def term(self, term: Term, binding: Binding) -> object:
+        """The value of a term whose needed variables are bound; raises Fail."""
+        match term:
+            case Var(name):
+                return binding[name]
+            case Number(value) | Float(value) | String(value):
+                return value
+            case BinOp(op, left, right):
+                return binop(op, self.term(left, binding), self.term(right, binding))
+            case UnaryOp(op, arg):
+                return unop(op, self.term(arg, binding))
+            case Call("ord", (arg,)):
+                return self.ord(self.term(arg, binding))
+            case Call(name, args):
+                return FUNCTIONS[name](*(self.term(a, binding) for a in args))
+            case Aggregate():
+                return self.aggregate(term, binding)
+        raise ValueError(f"cannot evaluate {term!r}")
+
+    def ord(self, symbol: str) -> int:
+        """A stable number for a symbol: the order of first appearance."""
+        return self.symbols.setdefault(symbol, len(self.symbols))
+
+    def ready(self, term: Term, binding: Binding) -> bool:
+        """Whether ``term`` can be evaluated under ``binding``."""
+        return self.needed(term) <= binding.keys()
+
+    # -- atoms --------------------------------------------------------------------------
+
+    def lookup(self, relation: str, positions: tuple[int, ...], key: tuple) -> list[tuple]:
+        """Tuples of ``relation`` with ``key`` at ``positions`` (a cached hash index)."""
+        index = self.indexes.get((relation, positions))
+        if index is None:
+            index = {}
+            for row in self.db.get(relation, ()):
+                index.setdefault(tuple(row[p] for p in positions), []).append(row)
+            self.indexes[(relation, positions)] = index
+        return index.get(key, [])
+
+    def match(self, atom: Atom, binding: Binding) -> Iterator[Binding]:
+        """Every extension of ``binding`` that makes ``atom`` a tuple of the database."""
+        positions, key = [], []
+        for i, arg in enumerate(atom.args):
+            if isinstance(arg, Wildcard) or (isinstance(arg, Var) and arg.name not in binding):
+                continue
+            positions.append(i)
+            key.append(self.term(arg, binding))
+        for row in self.lookup(atom.relation, tuple(positions), tuple(key)):
+            extended = _unify(atom.args, row, binding)
+            if extended is not None:
+                yield extended
+
+    def atom_ready(self, atom: Atom, binding: Binding) -> bool:
+        """Whether every non-variable argument of ``atom`` can be evaluated."""
+        return all(isinstance(a, (Var, Wildcard)) or self.ready(a, binding) for a in atom.args)
+
+    # -- literals -----------------------------------------------------------------------
+
+    def filter_ready(self, literal: Literal, binding: Binding) -> bool:
+        """Whether a non-atom literal can be evaluated (tested or used to bind) now."""
+        match literal:
+            case Negation(atom):
+                return all(isinstance(a, Wildcard) or self.ready(a, binding) for a in atom.args)
+            case Comparison(op, left, right):
+                if self.ready(left, binding) and self.ready(right, binding):
+                    return True
+                return op == "=" and (_binds(left, right, binding, self)
+                                      or _binds(right, left, binding, self))
+            case Constraint(_, args):
+                return all(self.ready(a, binding) for a in args)
+            case BoolLit():
+                return True
+        return False
+
+    def apply(self, literal: Literal, binding: Binding) -> Iterator[Binding]:
+        """The bindings that satisfy a literal, given that it is ready."""
+        try:
+            yield from self._apply(literal, binding)
+        except Fail:
+            return
+
+    def _apply(self, literal: Literal, binding: Binding) -> Iterator[Binding]:
+        """``apply`` without the Fail handling."""
+        match literal:
+            case Atom():
+                yield from self.match(literal, binding)
+            case Negation(atom):
+                if next(self.match(atom, binding), None) is None:
+                    yield binding
+            case Comparison("=", Var(name), right) if name not in binding:
+                yield {**binding, name: self.term(right, binding)}
+            case Comparison("=", left, Var(name)) if name not in binding:
+                yield {**binding, name: self.term(left, binding)}
+            case Comparison(op, left, right):
+                if COMPARE[op](self.term(left, binding), self.term(right, binding)):
+                    yield binding
+            case Constraint(name, args, negated):
+                if CONSTRAINTS[name](*(self.term(a, binding) for a in args)) != negated:
+                    yield binding
+            case BoolLit(value):
+                if value:
+                    yield binding
+
+    def pick(self, body: list[Literal], binding: Binding) -> int:
+        """The next literal to evaluate: a ready filter, else the first ready atom."""
+        for i, literal in enumerate(body):
+            if not isinstance(literal, Atom) and self.filter_ready(literal, binding):
+                return i
+        for i, literal in enumerate(body):
+            if isinstance(literal, Atom) and self.atom_ready(literal, binding):
+                return i
+        raise ValueError(f"unsafe body: cannot evaluate {body!r} with {sorted(binding)} bound")
+
+    def solve(self, body: tuple[Literal, ...] | list[Literal],
+              binding: Binding) -> Iterator[Binding]:
+        """Every binding that satisfies all literals of ``body``, in any order."""
+        if not body:
+            yield binding
+            return
+        i = self.pick(list(body), binding)
+        rest = list(body[:i]) + list(body[i + 1:])
+        for extended in self.apply(body[i], binding):
+            yield from self.solve(rest, extended)
+
+    # -- clauses and strata -------------------------------------------------------------
+
+    def fire(self, clause: Clause) -> set[tuple]:
+        """The head tuples that ``clause`` derives from the current database."""
+        out, self.outer = set(), self.clause_outer[id(clause)]
+        for binding in self.solve(clause.body, {}):
+            try:
+                out.add(tuple(self.term(a, binding) for a in clause.head.args))
+            except Fail:
+                continue
+            except KeyError as exc:
+                raise ValueError(f"unsafe head variable {exc} in {clause!r}") from None
+        return out
+
+    def run_stratum(self, clauses: list[Clause]) -> None:
+        """Naive iteration of some clauses until nothing new is derived."""
+        while True:
+            self.indexes.clear()
+            derived = [(c.head.relation, self.fire(c)) for c in clauses]
+            changed = False
+            for relation, rows in derived:
+                table = self.db.setdefault(relation, set())
+                if not rows <= table:
+                    table |= rows
+                    changed = True
+            if not changed:
+                return
+
+
+def _aggregates(clause: Clause) -> Iterator[Aggregate]:
+    """Every aggregate of a clause, nested ones included."""
+    stack: list = [*clause.head.args, *clause.body]
+    while stack:
+        node = stack.pop()
+        match node:
+            case Aggregate(_, target, body):
+                yield node
+                stack += [t for t in (target,) if t is not None] + list(body)
+            case BinOp(_, left, right) | Comparison(_, left, right):
+                stack += [left, right]
+            case UnaryOp(_, arg):
+                stack.append(arg)
+            case Call(_, args) | Atom(_, args) | Constraint(_, args):
+                stack += list(args)
+            case Negation(atom):
+                stack.append(atom)
+
+
+def _binds(var: Term, expr: Term, binding: Binding, ev: Evaluator) -> bool:
+    """Whether ``var = expr`` can bind an unbound variable to a ground expression."""
+    return isinstance(var, Var) and var.name not in binding and ev.ready(expr, binding)
+
+
+def _unify(args: tuple[Term, ...], row: tuple, binding: Binding) -> Binding | None:
+    """``binding`` extended so that the variables of ``args`` equal ``row``, or None."""
+    extended = binding
+    for arg, value in zip(args, row, strict=True):
+        if isinstance(arg, Var):
+            if arg.name in extended:
+                if extended[arg.name] != value:
+                    return None
+            else:
+                extended = {**extended, arg.name: value}
+    return extended
+
+
+# ---------------------------------------------------------------------------------------
+# Stratification
+
+
+def _dependencies(clause: Clause) -> Iterator[tuple[str, bool]]:
+    """(body relation, negative?) for every atom the clause's head depends on."""
+    def walk(node, negative: bool):
+        match node:
+            case Atom(relation, args):
+                yield relation, negative
+                for arg in args:
+                    yield from walk(arg, negative)
+            case Negation(atom):
+                yield from walk(atom, True)
+            case Aggregate(_, target, body):
+                for literal in body:
+                    yield from walk(literal, True)
+                if target is not None:
+                    yield from walk(target, True)
+            case BinOp(_, left, right) | Comparison(_, left, right):
+                yield from walk(left, negative)
+                yield from walk(right, negative)
+            case UnaryOp(_, arg):
+                yield from walk(arg, negative)
+            case Call(_, args) | Constraint(_, args):
+                for arg in args:
+                    yield from walk(arg, negative)
+    for node in [*clause.head.args, *clause.body]:
+        yield from walk(node, False)
+
+
+def strata(program: Program, relations: set[str]) -> list[list[str]]:
+    """Relations grouped into SCCs of the precedence graph, in evaluation order."""
+    graph = nx.DiGraph()
+    graph.add_nodes_from(sorted(relations))
+    negative = set()
+    for clause in program.clauses:
+        for body, neg in _dependencies(clause):
+            graph.add_edge(body, clause.head.relation)
+            if neg:
+                negative.add((body, clause.head.relation))
+    dag = nx.condensation(graph)
+    for body, head in negative:
+        if dag.graph["mapping"][body] == dag.graph["mapping"][head]:
+            raise ValueError(f"not stratifiable: {head} depends negatively on {body} in a cycle")
+    order = nx.lexicographical_topological_sort(dag, key=lambda n: min(dag.nodes[n]["members"]))
+    return [sorted(dag.nodes[n]["members"]) for n in order]
+
+
+# ---------------------------------------------------------------------------------------
+# Entry point
+
+
+def _primitive(program: Program, type_name: str) -> str:
+    """The primitive type a (possibly user-defined) type name resolves to."""
+    bases = {t.name: t.base for t in program.types}
+    seen = set()
+    while type_name in bases and type_name not in seen:
+        seen.add(type_name)
+        type_name = bases[type_name]
+    return type_name
+
+
+def _coerce(program: Program, relation: str, row: tuple) -> tuple:
+    """An input tuple with each value converted to its column's Python type."""
+    decl = program.decl(relation)
+    if decl is None:
+        return tuple(row)
+    convert = {"number": int, "unsigned": int, "float": float, "symbol": str}
+    return tuple(convert.get(_primitive(program, a.type), lambda v: v)(v)
+                 for a, v in zip(decl.attributes, row, strict=True))
+
+
+def _seed_symbols(ev: Evaluator, program: Program, inputs: dict[str, set[tuple]]) -> None:
+    """Number the program's string constants, then the input symbols, for ``ord``."""
+    stack: list = list(program.clauses)
+    found: list[str] = []
+    while stack:
+        node = stack.pop(0)
+        if isinstance(node, String):
+            found.append(node.value)
+        elif isinstance(node, (tuple, list)):
+            stack[:0] = list(node)
+        elif hasattr(node, "__dataclass_fields__"):
+            stack[:0] = [getattr(node, f) for f in node.__dataclass_fields__ if f != "span"]
+    for name in sorted(inputs):
+        for row in sorted(inputs[name], key=repr):
+            found += [v for v in row if isinstance(v, str)]
+    for symbol in found:
+        ev.ord(symbol)
+
+
+def evaluate(program: Program,
+             inputs: dict[str, set[tuple]] | None = None) -> dict[str, set[tuple]]:
+    """Every declared (and every derived) relation's tuples after evaluating ``program``."""
+    inputs = inputs or {}
+    ev = Evaluator(program)
+    _seed_symbols(ev, program, inputs)
+    relations = {d.name for d in program.decls} | set(inputs)
+    relations |= {c.head.relation for c in program.clauses}
+    relations |= {r for c in program.clauses for r, _ in _dependencies(c)}
+    for name in relations:
+        ev.db[name] = {_coerce(program, name, row) for row in inputs.get(name, ())}
+    for stratum in strata(program, relations):
+        members = set(stratum)
+        ev.run_stratum([c for c in program.clauses if c.head.relation in members])
+    return {name: set(ev.db[name]) for name in sorted(relations)}

@@ -1,0 +1,28 @@
+"""Small helpers for Spark tests: run a program, get its relations as Python sets."""
+
+from __future__ import annotations
+
+import sparklog
+
+
+def rows(df) -> set[tuple]:
+    """A result DataFrame as a set of tuples (test oracles compare sets)."""
+    return {tuple(r) for r in df.collect()}
+
+
+def run(engine, text: str, inputs: dict | None = None, facts_dir=None) -> sparklog.Result:
+    return engine.run(sparklog.Program.from_text(text), inputs=inputs, facts_dir=facts_dir)
+
+
+def edges_df(spark, edges, names=("x", "y")):
+    return spark.createDataFrame([tuple(e) for e in edges], f"{names[0]} long, {names[1]} long")
+
+
+TC = """
+.decl edge(x: number, y: number)
+.input edge
+.decl tc(x: number, y: number)
+.output tc
+tc(x, y) :- edge(x, y).
+tc(x, y) :- tc(x, z), edge(z, y).
+"""
