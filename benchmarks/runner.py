@@ -182,17 +182,36 @@ def edges_dataframe(spark: Any, wl: workloads.Workload) -> Any:
     return df.localCheckpoint()  # materialized once, outside any timing
 
 
+def _next_job_id(spark: Any) -> int | None:
+    """The scheduler's next job id: the difference over a run is the number of jobs it started.
+
+    (The status tracker keeps only the last spark.ui.retainedJobs = 1000 jobs, too few for the
+    typical loop on chain:200, so job-group counts would be capped.)
+    """
+    try:
+        value = spark.sparkContext._jsc.sc().dagScheduler().nextJobId()
+        return int(value.get()) if hasattr(value, "get") else int(value)
+    except Exception:
+        return None
+
+
 def run_once(spark: Any, system: str, fn: SystemFn, wl: workloads.Workload, edges_df: Any, tag: str) -> dict[str, Any]:
     sc = spark.sparkContext
     group = f"bench-{tag}-{system}-{wl.name}-{time.monotonic_ns()}"
     sc.setJobGroup(group, group)
     gc.collect()
+    loadavg = _read("/proc/loadavg").split()[:1]
     try:
+        first_job = _next_job_id(spark)
         t0 = time.perf_counter()
         result_df, iterations = fn(spark, edges_df)
         rows = result_df.count()
         seconds = time.perf_counter() - t0
-        jobs = len(sc.statusTracker().getJobIdsForGroup(group))
+        last_job = _next_job_id(spark)
+        if first_job is not None and last_job is not None:
+            jobs = last_job - first_job
+        else:
+            jobs = len(sc.statusTracker().getJobIdsForGroup(group))
         distinct_pairs = result_df.distinct().count()
     except Exception as exc:
         return {
@@ -213,6 +232,7 @@ def run_once(spark: Any, system: str, fn: SystemFn, wl: workloads.Workload, edge
         "expected": wl.expected_tc,
         "ok": distinct_pairs == wl.expected_tc,
         "spark_jobs": jobs,
+        "loadavg_1min_at_start": float(loadavg[0]) if loadavg else None,
     }
 
 
@@ -309,7 +329,8 @@ def run(args: argparse.Namespace) -> int:
                     f"!!! MISMATCH: {r['distinct_pairs']} distinct pairs, expected {r['expected']} !!!")
                 log(f"{wl.name:14} {system:9} run {rep + 1}/{args.repeat}: {r['seconds']:8.2f}s "
                     f"{r['iterations']:4d} it {r['s_per_iteration'] or 0:.3f} s/it "
-                    f"rows={r['rows']} distinct={r['distinct_pairs']} jobs={r['spark_jobs']} {flag}")
+                    f"rows={r['rows']} distinct={r['distinct_pairs']} jobs={r['spark_jobs']} "
+                    f"load={r['loadavg_1min_at_start']} {flag}")
         report["results"][wl.name] = {}
         for system, rs in runs.items():
             summary = summarize(rs, wl.expected_tc)
@@ -351,7 +372,9 @@ def markdown(report: dict[str, Any]) -> str:
         f"{m['date']} · {m['nproc']} cores ({m['cpu_model']}) · {m['memory_gib']} GiB · "
         f"Python {m['python']} · PySpark {m['pyspark']} · Java {m['java']} · "
         f"{m['spark_master']}, {m['shuffle_partitions']} shuffle partitions · "
-        f"{report['config']['repeat']} runs each, medians shown.",
+        f"{report['config']['repeat']} runs each, medians shown. Load average (1/5/15 min) "
+        f"at start {' '.join(m.get('loadavg_start') or ['?'])}, at end "
+        f"{' '.join(m.get('loadavg_end') or ['?'])}.",
         "",
         "Numbers come from a shared, noisy 2-core machine: read medians and ratios, not "
         "absolute times. × sparklog (× expert) = the system's median seconds divided by "
@@ -412,11 +435,19 @@ def build_parser() -> argparse.ArgumentParser:
                    help=f"workload for the one warm-up run per system, 'first' for the first "
                         f"workload, or 'none' (default {DEFAULT_WARMUP})")
     p.add_argument("--shuffle-partitions", type=int, default=4, help="session's spark.sql.shuffle.partitions (default 4)")
+    p.add_argument("--render", metavar="JSON",
+                   help="only rewrite latest.md beside JSON (a latest.json) from it, running nothing")
     return p
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    if args.render:
+        src = Path(args.render)
+        report = json.loads(src.read_text(encoding="utf-8"))
+        (src.parent / "latest.md").write_text(markdown(report), encoding="utf-8")
+        print(markdown(report))
+        return 0
     if args.repeat < 1:
         raise SystemExit("--repeat must be >= 1")
     return run(args)

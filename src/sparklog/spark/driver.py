@@ -27,6 +27,10 @@ from sparklog.ir.nodes import DELTA, FULL, OLD, Kernel, Layout, Plan, StratumPla
 from sparklog.spark.translate import IT, SB, kernel_frame, kernel_symbols, sub_bucket
 
 
+import os
+PROFILE = bool(os.environ.get('SPARKLOG_PROFILE'))
+
+
 @dataclass
 class Options:
     """Knobs of the driver; every mechanism can be switched."""
@@ -196,9 +200,14 @@ def _iterate(db: Database, sp: StratumPlan, kernels: tuple[Kernel, ...], iterati
         derived, deriv_obs = _derive(db, relation, mine)
         full, new_obs = db.insert(relation, derived, iteration)
         _collect_symbols(db, mine)
+        t1 = time.perf_counter()
         full = _checkpoint(full, db.options)
+        t2 = time.perf_counter()
         new_rows = new_obs.get["rows"]
         derivations = deriv_obs.get["rows"] if deriv_obs else 0
+        t3 = time.perf_counter()
+        if PROFILE:
+            print(f"build {t1-started:.3f} checkpoint {t2-t1:.3f} obs {t3-t2:.3f}")
         updates[relation] = full
         news[relation] = new_rows
         db.sizes[relation] = db.sizes.get(relation, 0) + new_rows
