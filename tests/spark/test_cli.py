@@ -1,0 +1,122 @@
+"""The command line end to end: Soufflé's file conventions, exit codes, atomic outputs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from sparklog.cli import main
+
+TC = """.decl edge(x: number, y: number)
+.input edge
+.decl tc(x: number, y: number)
+.output tc
+.printsize tc
+tc(x, y) :- edge(x, y).
+tc(x, y) :- tc(x, z), edge(z, y).
+"""
+
+
+@pytest.fixture
+def tc_dir(tmp_path: Path) -> Path:
+    (tmp_path / "tc.dl").write_text(TC)
+    (tmp_path / "facts").mkdir()
+    (tmp_path / "facts" / "edge.facts").write_text("1\t2\n2\t3\n3\t4\n")
+    return tmp_path
+
+
+def sparklog(*args: str) -> int:
+    return main(["run", *args, "--master", "local[2]", "--partitions", "2", "-q"]) \
+        if args and args[0].endswith(".dl") else main(list(args))
+
+
+def test_run_writes_tab_separated_sorted_output(spark, tc_dir, capsys):
+    code = sparklog(str(tc_dir / "tc.dl"), "-F", str(tc_dir / "facts"), "-D", str(tc_dir / "out"),
+                    "--stats", str(tc_dir / "stats.json"))
+    assert code == 0
+    assert (tc_dir / "out" / "tc.csv").read_text() == "1\t2\n1\t3\n1\t4\n2\t3\n2\t4\n3\t4\n"
+    assert "tc\t6" in capsys.readouterr().out  # .printsize
+    assert '"relation": "tc"' in (tc_dir / "stats.json").read_text()
+    assert not list((tc_dir / "out").glob(".sparklog-*"))
+
+
+def test_dash_d_prints_to_stdout(spark, tc_dir, capsys):
+    assert sparklog(str(tc_dir / "tc.dl"), "-F", str(tc_dir / "facts"), "-D", "-") == 0
+    out = capsys.readouterr().out
+    assert "---------------\ntc\n===============\n1\t2\n" in out
+
+
+def test_bad_facts_fail_with_file_and_line_and_keep_earlier_output(spark, tc_dir, capsys):
+    out = tc_dir / "out"
+    assert sparklog(str(tc_dir / "tc.dl"), "-F", str(tc_dir / "facts"), "-D", str(out)) == 0
+    before = (out / "tc.csv").read_text()
+    (tc_dir / "facts" / "edge.facts").write_text("1\t2\n2\tx3\n3\t4\t5\n")
+    capsys.readouterr()
+    assert sparklog(str(tc_dir / "tc.dl"), "-F", str(tc_dir / "facts"), "-D", str(out)) == 1
+    err = capsys.readouterr().err
+    assert "edge.facts:2:3: error: 'x3' is not a number" in err
+    assert "Traceback" not in err and "java" not in err.lower()
+    assert (out / "tc.csv").read_text() == before
+    assert not list(out.glob(".sparklog-*"))
+
+
+def test_wrong_column_count(spark, tc_dir, capsys):
+    (tc_dir / "facts" / "edge.facts").write_text("1\t2\n2\t3\t4\n")
+    assert sparklog(str(tc_dir / "tc.dl"), "-F", str(tc_dir / "facts"), "-D", "-") == 1
+    assert "edge.facts:2:1: error: 3 columns, but relation edge has 2" in capsys.readouterr().err
+
+
+def test_missing_input_file(spark, tc_dir, capsys):
+    (tc_dir / "facts" / "edge.facts").unlink()
+    assert sparklog(str(tc_dir / "tc.dl"), "-F", str(tc_dir / "facts"), "-D", "-") == 1
+    err = capsys.readouterr().err
+    assert "tc.dl:2:8: error: input file" in err and "edge.facts for relation edge not found" in err
+
+
+def test_parse_error_exit_code_and_caret(tc_dir, capsys):
+    (tc_dir / "bad.dl").write_text(".decl a(x:number)\na(x) :- a(x)\n")
+    assert main(["check", str(tc_dir / "bad.dl")]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"{tc_dir / 'bad.dl'}:2:13: error: unexpected end of input")
+
+
+def test_check_ok_and_usage_errors(tc_dir, capsys):
+    assert main(["check", str(tc_dir / "tc.dl")]) == 0
+    assert main(["run", str(tc_dir / "tc.dl"), "--conf", "novalue"]) == 2
+    with pytest.raises(SystemExit) as exit_:
+        main(["run"])
+    assert exit_.value.code == 2
+
+
+def test_symbols_round_trip_exactly(spark, tmp_path):
+    program = tmp_path / "s.dl"
+    program.write_text('.decl s(a: symbol, n: number)\n.input s\n.decl t(a: symbol, b: symbol)\n'
+                       '.output t\nt(a, cat(a, "!")) :- s(a, n), n > 0.\n')
+    (tmp_path / "s.facts").write_text(
+        'quote"d\t1\nwith\\ttab\t2\nünïcödé ∀x\t3\nback\\\\slash\t4\nskip\t0\n')
+    assert sparklog(str(program), "-F", str(tmp_path), "-D", str(tmp_path / "o")) == 0
+    lines = sorted((tmp_path / "o" / "t.csv").read_text().splitlines())
+    assert lines == sorted(['quote"d\tquote"d!', 'with\\ttab\twith\\ttab!',
+                            'ünïcödé ∀x\tünïcödé ∀x!', 'back\\\\slash\tback\\\\slash!'])
+
+
+def test_csv_and_parquet_inputs_and_outputs(spark, tmp_path):
+    spark.createDataFrame([(1, 2), (2, 3)], "a long, b long").write.parquet(str(tmp_path / "e.pq"))
+    (tmp_path / "f.csv").write_text("3,4\n")
+    program = tmp_path / "io.dl"
+    program.write_text(
+        '.decl e(x: number, y: number)\n.input e(IO=parquet, filename="e.pq")\n'
+        '.input e(IO=file, filename="f.csv", delimiter=",")\n'
+        '.decl tc(x: number, y: number)\n.output tc(IO=parquet, filename="tc.pq")\n'
+        '.output tc(IO=file, filename="tc.txt", delimiter=",")\n'
+        'tc(x, y) :- e(x, y).\ntc(x, y) :- tc(x, z), e(z, y).\n')
+    assert sparklog(str(program), "-F", str(tmp_path), "-D", str(tmp_path / "o")) == 0
+    assert (tmp_path / "o" / "tc.txt").read_text().splitlines() == ["1,2", "1,3", "1,4", "2,3",
+                                                                      "2,4", "3,4"]
+    assert spark.read.parquet(str(tmp_path / "o" / "tc.pq")).count() == 6
+
+
+def test_gen_writes_facts(tmp_path, capsys):
+    assert main(["gen", "tree", "4", "up", "-o", str(tmp_path)]) == 0
+    assert len((tmp_path / "edge.facts").read_text().splitlines()) == 14
