@@ -403,6 +403,8 @@ def markdown(report: dict[str, Any]) -> str:
             )
     if report["skipped"]:
         lines += ["", "Skipped: " + "; ".join(f"{k}: {v}" for k, v in report["skipped"].items())]
+    for note in report.get("notes", []):
+        lines += ["", f"Note: {note}"]
     if report["mismatches"]:
         lines += ["", "**WRONG OR FAILED RESULTS: " + "; ".join(report["mismatches"]) + "**"]
     lines += [

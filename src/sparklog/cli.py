@@ -43,8 +43,6 @@ def _parser() -> argparse.ArgumentParser:
     _spark_options(run)
     run.add_argument("--stats", type=Path, help="write per-iteration metrics as JSON")
     run.add_argument("--checkpoint-dir", help="reliable checkpoints (clusters) in this directory")
-    run.add_argument("--no-partition-stats", action="store_true",
-                     help="skip the per-iteration partition-size job")
     loud = run.add_mutually_exclusive_group()
     loud.add_argument("-q", "--quiet", action="store_true")
     loud.add_argument("-v", "--verbose", action="store_true")
@@ -120,7 +118,7 @@ def _run(args) -> int:
         engine = Engine(master=args.master, partitions=args.partitions, conf=_conf(args.conf),
                         checkpoint="reliable" if args.checkpoint_dir else "local",
                         checkpoint_dir=args.checkpoint_dir,
-                        partition_stats=not args.no_partition_stats, on_record=progress.record)
+                        on_record=progress.record)
         result = engine.run(program, facts_dir=args.facts)
         _write_outputs(program, result, args.output)
     if args.stats:

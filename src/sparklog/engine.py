@@ -68,7 +68,7 @@ class Engine:
 
     def __init__(self, spark=None, *, master: str = "local[*]", partitions: int | None = None,
                  conf: Mapping[str, str] | None = None, checkpoint: str = "local",
-                 checkpoint_dir: str | None = None, partition_stats: bool = True,
+                 checkpoint_dir: str | None = None,
                  max_iterations: int | None = None,
                  on_record: Callable[[dict[str, Any]], None] | None = None) -> None:
         from sparklog.spark import session
@@ -86,7 +86,7 @@ class Engine:
         from sparklog.spark.driver import Options
 
         parts = partitions or max(2, self.spark.sparkContext.defaultParallelism)
-        self.options = Options(parts, checkpoint, checkpoint_dir, partition_stats, max_iterations)
+        self.options = Options(parts, checkpoint, checkpoint_dir, max_iterations)
         self.on_record = on_record
 
     def run(self, program: Program | str, inputs: Mapping[str, Any] | None = None,

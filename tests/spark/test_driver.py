@@ -22,8 +22,7 @@ def test_one_tc_iteration_shuffles_only_the_new_tuples(engine, tmp_path):
     assert "BroadcastExchange" not in plan and "CartesianProduct" not in plan
 
 
-def test_iterations_run_one_job_each_and_report_stats(spark):
-    engine = sparklog.Engine(spark=spark, partitions=2, partition_stats=False)
+def test_iterations_run_one_job_each_and_report_stats(engine, spark):
     result = run(engine, TC, inputs={"edge": edges_df(spark, gen.chain(12))})
     loop = [r for r in result.stats if r["relation"] == "tc" and r["iteration"] > 0]
     assert len(loop) == 12  # 11 productive iterations and the empty one
@@ -40,11 +39,17 @@ def test_partition_stats(engine, spark):
     assert last["partitions"] == 2 and last["sub_buckets"] == 1
     assert last["max_partition"] >= last["mean_partition"] == last["full"] / 2
     assert last["imbalance"] == round(last["max_partition"] / last["mean_partition"], 3)
+    # the observed sizes are the real ones (a second, independent count)
+    from pyspark.sql import functions as F
+    stored = result._db.stored["tc"]
+    actual = sorted(r["n"] for r in stored.groupBy(F.spark_partition_id()).agg(
+        F.count(F.lit(1)).alias("n")).collect())
+    assert max(actual) == last["max_partition"] and sum(actual) == last["full"]
 
 
 def test_storage_memory_stays_flat(spark):
     """Dead versions are released: memory after 60 iterations ~ memory after 20."""
-    engine = sparklog.Engine(spark=spark, partitions=2, partition_stats=False)
+    engine = sparklog.Engine(spark=spark, partitions=2)
     sc = spark.sparkContext
     samples = {}
 

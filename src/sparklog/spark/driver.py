@@ -15,20 +15,17 @@ Delta sizes and derivation counts come from ``DataFrame.observe`` on that same j
 
 from __future__ import annotations
 
+import itertools
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from pyspark.sql import DataFrame, Observation, SparkSession
+from pyspark.sql import Column, DataFrame, Observation, SparkSession
 from pyspark.sql import functions as F
 
-from sparklog.ir.nodes import DELTA, FULL, OLD, Kernel, Layout, Plan, StratumPlan
-from sparklog.spark.translate import IT, SB, kernel_frame, kernel_symbols, sub_bucket
-
-
-import os
-PROFILE = bool(os.environ.get('SPARKLOG_PROFILE'))
+from sparklog.ir.nodes import Kernel, Layout, Plan, StratumPlan
+from sparklog.spark.translate import IT, SB, kernel_sql, kernel_symbols, sub_bucket
 
 
 @dataclass
@@ -38,8 +35,32 @@ class Options:
     partitions: int = 2
     checkpoint: str = "local"  # "local" (localCheckpoint) or "reliable" (checkpoint dir)
     checkpoint_dir: str | None = None
-    partition_stats: bool = True  # one small extra job per iteration for partition sizes
     max_iterations: int | None = None
+
+
+_RUNS = itertools.count()
+COUNT = F.count(F.lit(1)).alias("rows")
+
+
+@dataclass(frozen=True)
+class _Columns:
+    """Column expressions of a relation's layout, built once (each costs JVM round trips)."""
+
+    tagged: tuple[Column, ...]
+    sub_bucket: Column
+    keys: tuple[Column, ...]
+    order: tuple[str, ...]
+
+    @classmethod
+    def of(cls, layout: Layout) -> _Columns:
+        # Re-alias every column with metadata: otherwise the optimizer drops a same-name
+        # alias (c1#3 AS c1#19), the plan partitions by the source attribute, and the
+        # checkpointed relation reports a partitioning that names none of its columns.
+        tagged = tuple(F.col(f"c{i}").alias(f"c{i}", metadata={"sparklog": layout.relation})
+                       for i in range(layout.arity))
+        keys = tuple(F.col(f"c{i}") for i in layout.key) + (F.col(SB),)
+        order = tuple(f"c{i}" for i in layout.key) + (SB,) + tuple(f"c{i}" for i in layout.rest)
+        return cls(tagged, sub_bucket(layout).alias(SB), keys, order)
 
 
 @dataclass
@@ -53,19 +74,33 @@ class Database:
     symbol_parts: list[DataFrame] = field(default_factory=list)
     sizes: dict[str, int] = field(default_factory=dict)
     iteration: int = 0
+    prefix: str = field(default_factory=lambda: f"sparklog{next(_RUNS)}")
     _symbols: DataFrame | None = None
+    _columns: dict[str, _Columns] = field(default_factory=dict)
+    partition_sizes: dict[str, list[int]] = field(default_factory=dict)
+    _per_partition: list[Column] | None = None
 
     # -- translate.Store -------------------------------------------------------------
-    def version(self, relation: str, version: str) -> DataFrame:
+    def view(self, relation: str) -> str:
+        """The temporary view of a relation's stored DataFrame (full; versions filter it)."""
         if relation not in self.stored:
-            self.stored[relation] = self._empty(relation)
-        df = self.stored[relation]
-        if version == DELTA:
-            return df.filter(F.col(IT) == self.iteration - 1)
-        if version == OLD:
-            return df.filter(F.col(IT) < self.iteration - 1)
-        assert version == FULL, version
-        return df
+            self.replace(relation, self._empty(relation))
+        return f"`{self.prefix}_{relation}`"
+
+    def symbols_view(self) -> str:
+        if self._symbols is None:
+            parts = self.symbol_parts or [self.spark.createDataFrame([], "id long, symbol string")]
+            df = parts[0]
+            for p in parts[1:]:
+                df = df.unionByName(p)
+            self._symbols = _checkpoint(df.distinct(), self.options)
+            self.symbol_parts = [self._symbols]
+            self._symbols.createOrReplaceTempView(f"{self.prefix}__symbols")
+        return f"`{self.prefix}__symbols`"
+
+    def symbols(self) -> DataFrame:
+        self.symbols_view()
+        return self._symbols
 
     def _empty(self, relation: str) -> DataFrame:
         types = [_spark_type(k) for k in self.kinds(relation)]
@@ -80,51 +115,61 @@ class Database:
     def kinds(self, relation: str) -> tuple[str, ...]:
         return self.plan.kinds[relation]
 
-    def symbols(self) -> DataFrame:
-        if self._symbols is None:
-            parts = self.symbol_parts or [self.spark.createDataFrame([], "id long, symbol string")]
-            df = parts[0]
-            for p in parts[1:]:
-                df = df.unionByName(p)
-            self._symbols = _checkpoint(df.distinct(), self.options)
-            self.symbol_parts = [self._symbols]
-        return self._symbols
-
     def add_symbols(self, df: DataFrame) -> None:
         self.symbol_parts.append(df)
         self._symbols = None
 
     # -- storage ---------------------------------------------------------------------
+    def per_partition(self) -> list[Column]:
+        """Row counts per partition as observed metrics: sizes without an extra job.
+
+        The union of full and new keeps partition indexes (both are co-partitioned), so a
+        relation's partition sizes are the running sums of these counts.
+        """
+        if self._per_partition is None:
+            pid = F.spark_partition_id()
+            self._per_partition = [F.sum(F.when(pid == p, 1).otherwise(0)).alias(f"p{p}")
+                                   for p in range(self.options.partitions)]
+        return self._per_partition
+
+    def add_new(self, relation: str, metrics: dict[str, int]) -> int:
+        """Fold one round's observed per-partition counts into the relation's sizes."""
+        counts = [metrics.get(f"p{p}") or 0 for p in range(self.options.partitions)]
+        sizes = self.partition_sizes.setdefault(relation, [0] * self.options.partitions)
+        self.partition_sizes[relation] = [a + b for a, b in zip(sizes, counts)]
+        self.sizes[relation] = sum(self.partition_sizes[relation])
+        return sum(counts)
+
+    def columns(self, relation: str) -> _Columns:
+        if relation not in self._columns:
+            self._columns[relation] = _Columns.of(self.layout(relation))
+        return self._columns[relation]
+
     def home(self, relation: str, derived: DataFrame) -> DataFrame:
         """Tuples ``c0..ck`` sent to their (bucket, sub-bucket) partition: the all-to-all."""
-        layout = self.layout(relation)
-        # Re-alias every column with metadata: otherwise the optimizer drops a same-name
-        # alias (c1#3 AS c1#19), the plan partitions by the source attribute, and the
-        # checkpointed relation reports a partitioning that names none of its columns.
-        tagged = derived.select(*[F.col(f"c{i}").alias(f"c{i}", metadata={"sparklog": relation})
-                                  for i in range(layout.arity)])
-        with_sb = tagged.withColumn(SB, sub_bucket(layout))
-        keys = [F.col(f"c{i}") for i in layout.key] + [F.col(SB)]
-        return with_sb.repartition(self.options.partitions, *keys)
+        cols = self.columns(relation)
+        return derived.select(*cols.tagged, cols.sub_bucket).repartition(
+            self.options.partitions, *cols.keys)
 
     def insert(self, relation: str, derived: DataFrame, iteration: int
                ) -> tuple[DataFrame, Observation]:
         """full ∪ (derived − full), deduplicated partition-locally; not yet materialized."""
-        layout = self.layout(relation)
-        order = [f"c{i}" for i in layout.key] + [SB] + [f"c{i}" for i in layout.rest]
-        new = self.home(relation, derived).dropDuplicates(order)
+        cols = self.columns(relation)
+        new = self.home(relation, derived).dropDuplicates(list(cols.order))
         old = self.stored.get(relation)
         if old is not None:
-            new = new.join(old.select(*order), on=order, how="left_anti")
+            new = new.join(old.select(*cols.order), on=list(cols.order), how="left_anti")
         obs = Observation(f"new_{relation}_{iteration}_{time.monotonic_ns()}")
-        new = new.select(*order).withColumn(IT, F.lit(iteration).cast("int"))
-        new = new.observe(obs, F.count(F.lit(1)).alias("rows"))
-        full = new if old is None else old.select(*order, IT).unionByName(new)
-        return full.sortWithinPartitions(*order), obs
+        new = new.select(*cols.order, F.lit(iteration).cast("int").alias(IT)).observe(
+            obs, *self.per_partition())
+        full = new if old is None else old.unionByName(new)
+        return full.sortWithinPartitions(*cols.order), obs
 
     def replace(self, relation: str, df: DataFrame) -> DataFrame | None:
+        """Make ``df`` the stored relation (and its view); return the previous version."""
         previous = self.stored.get(relation)
         self.stored[relation] = df
+        df.createOrReplaceTempView(f"{self.prefix}_{relation}")
         return previous
 
 
@@ -187,7 +232,7 @@ def _iterate(db: Database, sp: StratumPlan, kernels: tuple[Kernel, ...], iterati
              stats: Stats) -> dict[str, int]:
     """One round: every relation of the stratum gets its new tuples in one job."""
     sc = db.spark.sparkContext
-    group = f"sparklog-s{sp.stratum.index}-i{iteration}"
+    group = f"{db.prefix}-s{sp.stratum.index}-i{iteration}"
     updates, news = {}, {}
     for relation in sp.relations:
         mine = [k for k in kernels if k.relation == relation]
@@ -200,23 +245,14 @@ def _iterate(db: Database, sp: StratumPlan, kernels: tuple[Kernel, ...], iterati
         derived, deriv_obs = _derive(db, relation, mine)
         full, new_obs = db.insert(relation, derived, iteration)
         _collect_symbols(db, mine)
-        t1 = time.perf_counter()
         full = _checkpoint(full, db.options)
-        t2 = time.perf_counter()
-        new_rows = new_obs.get["rows"]
-        derivations = deriv_obs.get["rows"] if deriv_obs else 0
-        t3 = time.perf_counter()
-        if PROFILE:
-            print(f"build {t1-started:.3f} checkpoint {t2-t1:.3f} obs {t3-t2:.3f}")
+        new_rows = db.add_new(relation, new_obs.get)
         updates[relation] = full
         news[relation] = new_rows
-        db.sizes[relation] = db.sizes.get(relation, 0) + new_rows
-        record = dict(stratum=sp.stratum.index, iteration=iteration, inner_iteration=0,
-                      relation=relation, delta=new_rows, derivations=derivations)
-        record.update(_partition_stats(db, full, relation))
         jobs = sc.statusTracker().getJobIdsForGroup(f"{group}-{relation}")
-        record.update(seconds=round(time.perf_counter() - started, 4), spark_jobs=len(jobs))
-        stats.add(**record)
+        stats.add(**_record(db, sp, relation, iteration, new_rows,
+                            deriv_obs.get["rows"] if deriv_obs else 0),
+                  seconds=round(time.perf_counter() - started, 4), spark_jobs=len(jobs))
     for relation, full in updates.items():  # versions are swapped only after the round
         release(db.replace(relation, full))
     sc.setJobGroup("sparklog", "sparklog")
@@ -225,17 +261,15 @@ def _iterate(db: Database, sp: StratumPlan, kernels: tuple[Kernel, ...], iterati
 
 def _derive(db: Database, relation: str, kernels: list[Kernel]
             ) -> tuple[DataFrame, Observation | None]:
+    """The union of a relation's kernels, planned from one SQL text, with a derivation count."""
     arity = db.plan.layouts[relation].arity
-    parts = [kernel_frame(k, db) for k in kernels]
-    if not parts:
+    if not kernels:
         schema = ", ".join(f"c{i} {_spark_type(k)}" for i, k in enumerate(db.kinds(relation)))
         return db.spark.createDataFrame([], schema or "c0 long").select(
             *[f"c{i}" for i in range(arity)]), None
-    derived = parts[0]
-    for p in parts[1:]:
-        derived = derived.unionByName(p)
+    sql = " UNION ALL ".join(f"({kernel_sql(k, db)})" for k in kernels)
     obs = Observation(f"derived_{relation}_{db.iteration}_{time.monotonic_ns()}")
-    return derived.observe(obs, F.count(F.lit(1)).alias("rows")), obs
+    return db.spark.sql(sql).observe(obs, COUNT), obs
 
 
 def _collect_symbols(db: Database, kernels: list[Kernel]) -> None:
@@ -245,19 +279,16 @@ def _collect_symbols(db: Database, kernels: list[Kernel]) -> None:
             db.add_symbols(_checkpoint(symbols, db.options))
 
 
-def _partition_stats(db: Database, full: DataFrame, relation: str) -> dict[str, Any]:
-    record: dict[str, Any] = dict(full=db.sizes.get(relation, 0), partitions=db.options.partitions,
-                                  sub_buckets=db.layout(relation).sub_buckets)
-    if not db.options.partition_stats:
-        return record
-    sizes = [r["n"] for r in full.groupBy(F.spark_partition_id().alias("p"))
-             .agg(F.count(F.lit(1)).alias("n")).collect()]  # <= partitions rows: metadata
-    total = sum(sizes)
-    mean = total / db.options.partitions
-    record.update(full=total, max_partition=max(sizes, default=0),
-                  mean_partition=round(mean, 2),
-                  imbalance=round(max(sizes, default=0) / mean, 3) if mean else 1.0)
-    return record
+def _record(db: Database, sp: StratumPlan, relation: str, iteration: int, delta: int,
+            derivations: int) -> dict[str, Any]:
+    sizes = db.partition_sizes.get(relation, [0])
+    mean = sum(sizes) / len(sizes)
+    return dict(stratum=sp.stratum.index, iteration=iteration, inner_iteration=0,
+                relation=relation, delta=delta, full=db.sizes.get(relation, 0),
+                derivations=derivations, partitions=len(sizes), max_partition=max(sizes),
+                mean_partition=round(mean, 2),
+                imbalance=round(max(sizes) / mean, 3) if mean else 1.0,
+                sub_buckets=db.layout(relation).sub_buckets)
 
 
 def _spark_type(kind: str) -> str:

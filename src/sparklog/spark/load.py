@@ -52,7 +52,7 @@ def load_inputs(db, program, inputs: dict[str, Any], facts_dir: Path) -> None:
         encoded = _intern(db, df, db.kinds(name))
         full, obs = db.insert(name, encoded, 0)
         db.replace(name, _checkpoint(full, db.options))
-        db.sizes[name] = obs.get["rows"]
+        db.add_new(name, obs.get)
     problems = Reporter()
     for source, obs in checks:
         if obs.get.get("bad", 0):

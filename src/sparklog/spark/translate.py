@@ -1,8 +1,10 @@
-"""IR kernels -> DataFrames: one small function per step, dispatched on the step's type.
+"""IR kernels -> Spark SQL text: one small function per step, dispatched on the step's type.
 
-A kernel becomes one Spark plan: scans of stored versions, partition-local joins on the
-bucket columns, filters, bindings, anti-joins and aggregates, and a projection into the
-head's columns. No tuple passes through Python.
+A kernel becomes one SQL query over the stored relations (registered as temporary views):
+scans of stored versions, partition-local joins on the bucket columns, filters, bindings,
+anti-joins, aggregates and the projection into the head's columns. The text is built in
+Python and handed to Spark in one call, so planning an iteration costs one round trip to
+the JVM instead of hundreds, and no tuple ever passes through Python.
 """
 
 from __future__ import annotations
@@ -14,7 +16,8 @@ from typing import Protocol
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from sparklog.ir.nodes import AggregateJoin, AntiJoin, Bind, Filter, Kernel, Layout, Scan
+from sparklog.ir.nodes import (DELTA, FULL, OLD, AggregateJoin, AntiJoin, Bind, Filter, Kernel,
+                               Layout, Scan)
 from sparklog.spark import expressions as X
 from sparklog.syntax import nodes as n
 
@@ -22,53 +25,62 @@ SB, IT = "_sb", "_it"
 
 
 class Store(Protocol):
-    """What a kernel reads: stored versions, layouts, kinds, the symbol table."""
+    """What a kernel reads: stored versions as views, layouts, kinds, the symbol table."""
 
     spark: SparkSession
+    iteration: int
 
-    def version(self, relation: str, version: str) -> DataFrame: ...
+    def view(self, relation: str) -> str: ...
+    def symbols_view(self) -> str: ...
     def layout(self, relation: str) -> Layout: ...
     def kinds(self, relation: str) -> tuple[str, ...]: ...
-    def symbols(self) -> DataFrame: ...
 
 
 @dataclass
-class Frame:
-    """The DataFrame built so far and what its columns mean."""
+class Query:
+    """The SQL built so far and what its columns mean."""
 
-    df: DataFrame | None
+    sql: str | None
     scope: X.Scope
-    partitioned_as: Scan | None = None  # the stored scan whose partitioning df still has
+    partitioned_as: Scan | None = None  # the stored scan whose partitioning sql still has
     text_columns: set[str] = field(default_factory=set)
+    depth: int = 0
+
+    def wrap(self, select: str, tail: str = "") -> str:
+        """``SELECT <select> FROM (<sql>) q<depth> <tail>``."""
+        self.depth += 1
+        return f"SELECT {select} FROM ({self.sql}) q{self.depth} {tail}".rstrip()
 
 
 def kernel_frame(kernel: Kernel, store: Store) -> DataFrame:
     """The head tuples a kernel derives (columns c0..ck, before deduplication)."""
-    frame = run_steps(kernel.steps, store)
-    _ensure_text(frame, _head_text_vars(kernel.head), store)
-    cols = [F.expr(X.value(t, frame.scope)).alias(f"c{i}") for i, t in enumerate(kernel.head)]
-    out = frame.df.select(*cols)
-    if kernel.head:
-        out = out.filter(" AND ".join(f"c{i} IS NOT NULL" for i in range(len(kernel.head))))
-    return out
+    return store.spark.sql(kernel_sql(kernel, store))
+
+
+def kernel_sql(kernel: Kernel, store: Store) -> str:
+    q = run_steps(kernel.steps, store)
+    _ensure_text(q, _head_text_vars(kernel.head), store)
+    cols = [f"{X.value(t, q.scope)} AS c{i}" for i, t in enumerate(kernel.head)]
+    inner = q.wrap(", ".join(cols) or "1 AS _unit")
+    if not kernel.head:
+        return inner
+    return f"SELECT * FROM ({inner}) h WHERE " + " AND ".join(
+        f"c{i} IS NOT NULL" for i in range(len(kernel.head)))
 
 
 def kernel_symbols(kernel: Kernel, store: Store) -> DataFrame | None:
-    """(id, symbol) pairs of the symbols a kernel's head creates, or None if it creates none."""
+    """(id, symbol) pairs of the symbols a kernel creates, or None if it creates none."""
     calls = [c for t in kernel.head for c in X.produced_symbols(t)]
     binds = [s.var for s in kernel.steps if isinstance(s, Bind) and X.produced_symbols(s.expr)]
     if not calls and not binds:
         return None
-    frame = run_steps(kernel.steps, store)
-    _ensure_text(frame, _head_text_vars(kernel.head), store)
-    parts = [frame.df.select(F.expr(X.value(c, frame.scope)).alias("id"),
-                             F.expr(X.text(c, frame.scope)).alias("symbol")) for c in calls]
-    parts += [frame.df.select(F.col(frame.scope.columns[v]).alias("id"),
-                              F.col(frame.scope.columns[v] + "__s").alias("symbol")) for v in binds]
-    out = parts[0]
-    for p in parts[1:]:
-        out = out.unionByName(p)
-    return out.filter("symbol IS NOT NULL").distinct()
+    q = run_steps(kernel.steps, store)
+    _ensure_text(q, _head_text_vars(kernel.head), store)
+    parts = [q.wrap(f"{X.value(c, q.scope)} AS id, {X.text(c, q.scope)} AS symbol") for c in calls]
+    parts += [q.wrap(f"{q.scope.columns[v]} AS id, {q.scope.columns[v]}__s AS symbol")
+              for v in binds]
+    union = " UNION ALL ".join(f"({p})" for p in parts)
+    return store.spark.sql(f"SELECT DISTINCT id, symbol FROM ({union}) s WHERE symbol IS NOT NULL")
 
 
 def _head_text_vars(head: tuple[n.Term, ...]) -> set[str]:
@@ -78,68 +90,82 @@ def _head_text_vars(head: tuple[n.Term, ...]) -> set[str]:
     return out
 
 
-def run_steps(steps, store: Store, scope: X.Scope | None = None) -> Frame:
-    frame = Frame(None, scope or X.Scope())
+def run_steps(steps, store: Store, scope: X.Scope | None = None) -> Query:
+    q = Query(None, scope or X.Scope())
     if not steps or not isinstance(steps[0], Scan):
-        frame.df = store.spark.range(1).select()  # one empty row: a body without atoms
+        q.sql = "SELECT 1 AS _unit"  # one empty row: a body without atoms
     for step in steps:
-        frame = translate(step, frame, store)
-    return frame
+        q = translate(step, q, store)
+    return q
 
 
 @singledispatch
-def translate(step, frame: Frame, store: Store) -> Frame:
+def translate(step, q: Query, store: Store) -> Query:
     raise NotImplementedError(f"no Spark translation for IR step {type(step).__name__}")
 
 
-@translate.register
-def _scan(step: Scan, frame: Frame, store: Store) -> Frame:
-    layout, kinds = store.layout(step.relation), store.kinds(step.relation)
-    df = store.version(step.relation, step.version)
-    conds, cols, new_vars, seen = [], [], {}, {}
+def scan_sql(step: Scan, store: Store, names: dict[str, str], keep_sb: bool) -> str:
+    """SELECT the scan's first-occurrence variables (named by ``names``) from a version."""
+    kinds = store.kinds(step.relation)
+    conds, cols, seen = [], [], {}
     for i, arg in enumerate(step.args):
         match arg:
             case n.Var(name=name) if name in seen:
-                conds.append(F.col(f"c{i}") == F.col(f"c{seen[name]}"))
+                conds.append(f"c{i} = c{seen[name]}")
             case n.Var(name=name):
                 seen[name] = i
-                new_vars[name] = (i, kinds[i])
+                cols.append(f"c{i} AS {names[name]}")
             case n.Wildcard():
                 pass
             case _:
-                conds.append(F.expr(f"c{i} = {X.value(arg, X.Scope())}"))
-    for c in conds:
-        df = df.filter(c)
-    scope = frame.scope
+                conds.append(f"c{i} = {X.value(arg, X.Scope())}")
+    assert len(kinds) == len(step.args)
+    if step.version == DELTA:
+        conds.append(f"{IT} = {store.iteration - 1}")
+    elif step.version == OLD:
+        conds.append(f"{IT} < {store.iteration - 1}")
+    else:
+        assert step.version == FULL, step.version
+    if keep_sb:
+        cols.append(SB)
+    where = " WHERE " + " AND ".join(conds) if conds else ""
+    return f"SELECT {', '.join(cols) or '1 AS _unit'} FROM {store.view(step.relation)}{where}"
+
+
+@translate.register
+def _scan(step: Scan, q: Query, store: Store) -> Query:
+    kinds = store.kinds(step.relation)
+    scope = q.scope
+    new_vars = {}
+    for i, arg in enumerate(step.args):
+        if isinstance(arg, n.Var) and arg.name not in new_vars:
+            new_vars[arg.name] = kinds[i]
     shared = [v for v in new_vars if v in scope.columns]
-    # (1) rename columns to the kernel's variable columns; keep _sb for a co-partitioned join
-    for v, (i, kind) in new_vars.items():
-        col = scope.columns.get(v) if v in shared else None
-        cols.append(F.col(f"c{i}").alias(col or f"_tmp_{v}"))
-    if frame.df is None:  # the first scan: its partitioning is the stored layout
-        for v, (i, kind) in new_vars.items():
-            scope.bind(v, kind)
-        df = df.select(*[F.col(f"c{i}").alias(scope.columns[v]) for v, (i, _) in new_vars.items()],
-                       F.col(SB))
-        return Frame(df, scope, step, frame.text_columns)
-    # (2) join on the shared variables; add the sub-bucket when both sides are co-partitioned
-    on = [scope.columns[v] for v in shared]
-    right_cols = [F.col(f"c{i}").alias(scope.columns[v] if v in shared else f"_tmp_{v}")
-                  for v, (i, _) in new_vars.items()]
-    left = frame.df
-    if _co_partitioned(frame.partitioned_as, step, store, shared):
-        right_cols.append(F.col(SB))
-        on = on + [SB]
-    elif SB in left.columns:
-        left = left.drop(SB)
-    right = df.select(*right_cols)
-    joined = left.join(right, on=on, how="inner") if on else left.crossJoin(right)
-    if SB in joined.columns:
-        joined = joined.drop(SB)
-    for v, (i, kind) in new_vars.items():
-        if v not in shared:
-            joined = joined.withColumnRenamed(f"_tmp_{v}", scope.bind(v, kind))
-    return Frame(joined, scope, None, frame.text_columns)
+    if q.sql is None:  # the first scan: its partitioning is the stored layout
+        names = {v: scope.bind(v, k) for v, k in new_vars.items()}
+        return Query(scan_sql(step, store, names, keep_sb=True), scope, step, q.text_columns)
+    names = {v: scope.bind(v, k) for v, k in new_vars.items()}
+    co = _co_partitioned(q.partitioned_as, step, store, shared)
+    right = scan_sql(step, store, names, keep_sb=co)
+    fresh = [names[v] for v in new_vars if v not in shared]
+    on = [f"l.{names[v]} = r.{names[v]}" for v in shared] + ([f"l.{SB} = r.{SB}"] if co else [])
+    select = ", ".join(["l.*"] + [f"r.{c}" for c in fresh])
+    join = f"JOIN ({right}) r ON {' AND '.join(on)}" if on else f"CROSS JOIN ({right}) r"
+    q.depth += 1
+    sql = f"SELECT {select} FROM ({q.sql}) l {join}"
+    # the sub-bucket column has done its work: later joins are not co-partitioned
+    return Query(_drop_sb(sql, q) if co or SB in _columns(q) else sql, scope, None,
+                 q.text_columns, q.depth)
+
+
+def _columns(q: Query) -> list[str]:
+    cols = list(q.scope.columns.values())
+    return cols + ([SB] if q.partitioned_as is not None else [])
+
+
+def _drop_sb(sql: str, q: Query) -> str:
+    cols = ", ".join(list(q.scope.columns.values()) + [f"{c}__s" for c in q.text_columns])
+    return f"SELECT {cols} FROM ({sql}) d"
 
 
 def _co_partitioned(left: Scan | None, right: Scan, store: Store, shared: list[str]) -> bool:
@@ -155,86 +181,80 @@ def _co_partitioned(left: Scan | None, right: Scan, store: Store, shared: list[s
 
 
 @translate.register
-def _bind(step: Bind, frame: Frame, store: Store) -> Frame:
-    _ensure_text(frame, X.string_vars(step.expr), store)
-    kind = X.kind_of(step.expr, frame.scope)
-    expr = X.value(step.expr, frame.scope)
-    col = frame.scope.bind(step.var, kind)
-    df = frame.df.withColumn(col, F.expr(expr)).filter(F.col(col).isNotNull())
-    if kind == "symbol" and X.produced_symbols(step.expr) or isinstance(step.expr, n.String):
+def _bind(step: Bind, q: Query, store: Store) -> Query:
+    _ensure_text(q, X.string_vars(step.expr), store)
+    kind = X.kind_of(step.expr, q.scope)
+    expr = X.value(step.expr, q.scope)
+    col = q.scope.bind(step.var, kind)
+    extra = ""
+    if kind == "symbol" and (X.produced_symbols(step.expr) or isinstance(step.expr, n.String)):
         # a symbol made here is not in the symbol table yet: keep its text beside it
-        df = df.withColumn(f"{col}__s", F.expr(X.text(step.expr, frame.scope)))
-        frame.text_columns.add(col)
-    return Frame(df, frame.scope, frame.partitioned_as, frame.text_columns)
+        extra = f", {X.text(step.expr, q.scope)} AS {col}__s"
+        q.text_columns.add(col)
+    q.sql = f"SELECT * FROM ({q.wrap(f'*, {expr} AS {col}{extra}')}) b WHERE {col} IS NOT NULL"
+    return q
 
 
 @translate.register
-def _filter(step: Filter, frame: Frame, store: Store) -> Frame:
-    _ensure_text(frame, X.string_vars(step.literal), store)
-    df = frame.df.filter(F.expr(X.condition(step.literal, frame.scope)))
-    return Frame(df, frame.scope, frame.partitioned_as, frame.text_columns)
+def _filter(step: Filter, q: Query, store: Store) -> Query:
+    _ensure_text(q, X.string_vars(step.literal), store)
+    q.sql = q.wrap("*", f"WHERE {X.condition(step.literal, q.scope)}")
+    return q
 
 
 @translate.register
-def _anti_join(step: AntiJoin, frame: Frame, store: Store) -> Frame:
-    sub = X.Scope()
-    inner = translate(Scan(step.atom.relation, "full", _wild(step.atom.args, frame.scope)),
-                      Frame(None, sub), store)
-    keys = [v for v in sub.columns]
-    right = inner.df.select(*[F.col(sub.columns[v]).alias(frame.scope.columns[v]) for v in keys])
-    on = [frame.scope.columns[v] for v in keys]
-    df = frame.df.join(right, on=on, how="left_anti") if on else \
-        frame.df.join(right.limit(1), how="left_anti")
-    return Frame(df, frame.scope, frame.partitioned_as, frame.text_columns)
-
-
-def _wild(args: tuple[n.Term, ...], scope: X.Scope) -> tuple[n.Term, ...]:
-    """Negated atom arguments: bound variables stay, expressions are not allowed here."""
-    out = []
-    for a in args:
-        assert isinstance(a, n.Var | n.Wildcard | n.Number | n.Float | n.String), a
-        out.append(a)
-    return tuple(out)
+def _anti_join(step: AntiJoin, q: Query, store: Store) -> Query:
+    scan = Scan(step.atom.relation, FULL, step.atom.args)
+    keys = list(dict.fromkeys(a.name for a in step.atom.args if isinstance(a, n.Var)))
+    right = scan_sql(scan, store, {v: q.scope.columns[v] for v in keys}, keep_sb=False)
+    q.depth += 1
+    if keys:
+        on = " AND ".join(f"l.{q.scope.columns[v]} = r.{q.scope.columns[v]}" for v in keys)
+    else:
+        on, right = "TRUE", right + " LIMIT 1"
+    q.sql = f"SELECT l.* FROM ({q.sql}) l LEFT ANTI JOIN ({right}) r ON {on}"
+    return q
 
 
 _AGG_SQL = {"sum": "sum", "min": "min", "max": "max", "mean": "avg"}
 
 
 @translate.register
-def _aggregate(step: AggregateJoin, frame: Frame, store: Store) -> Frame:
+def _aggregate(step: AggregateJoin, q: Query, store: Store) -> Query:
     inner = run_steps(step.body, store)
     agg = step.aggregate
     if agg.func == "count":
-        result, kind = F.count(F.lit(1)), "number"
+        result, kind = "count(1)", "number"
     else:
         _ensure_text(inner, X.string_vars(agg.target), store)
         kind = "float" if agg.func == "mean" else X.kind_of(agg.target, inner.scope)
-        result = F.expr(f"{_AGG_SQL[agg.func]}({X.value(agg.target, inner.scope)})")
-    col = frame.scope.bind(step.var, kind)
-    group = [F.col(inner.scope.columns[g]).alias(frame.scope.columns[g]) for g in step.group]
-    aggregated = inner.df.groupBy(*group).agg(result.alias(col))
-    on = [frame.scope.columns[g] for g in step.group]
+        result = f"{_AGG_SQL[agg.func]}({X.value(agg.target, inner.scope)})"
+    col = q.scope.bind(step.var, kind)
+    group = [(inner.scope.columns[g], q.scope.columns[g]) for g in step.group]
+    select = ", ".join([f"{i} AS {o}" for i, o in group] + [f"{result} AS {col}"])
+    by = f"GROUP BY {', '.join(i for i, _ in group)}" if group else ""
+    aggregated = inner.wrap(select, by)
     zero = agg.func in ("count", "sum")
-    if on:
-        df = frame.df.join(aggregated, on=on, how="left" if zero else "inner")
-    else:
-        df = frame.df.crossJoin(aggregated)
-    if zero:
-        df = df.withColumn(col, F.coalesce(F.col(col), F.lit(0).cast(
-            "double" if kind == "float" else "long")))
-    df = df.filter(F.col(col).isNotNull())
-    return Frame(df, frame.scope, None, frame.text_columns)
+    value = f"coalesce(a.{col}, {'0D' if kind == 'float' else '0L'})" if zero else f"a.{col}"
+    on = " AND ".join(f"l.{o} = a.{o}" for _, o in group) or "TRUE"
+    how = "LEFT JOIN" if zero and group else ("CROSS JOIN" if not group else "JOIN")
+    cond = f" ON {on}" if group else ""
+    q.depth += 1
+    q.sql = (f"SELECT * FROM (SELECT l.*, {value} AS {col} FROM ({q.sql}) l {how} "
+             f"({aggregated}) a{cond}) g WHERE {col} IS NOT NULL")
+    return q
 
 
-def _ensure_text(frame: Frame, variables: set[str], store: Store) -> None:
+def _ensure_text(q: Query, variables: set[str], store: Store) -> None:
     """Join the symbol table for each symbol variable whose string a step needs."""
     for v in sorted(variables):
-        col = frame.scope.columns[v]
-        if col in frame.text_columns:
+        col = q.scope.columns[v]
+        if col in q.text_columns:
             continue
-        symbols = store.symbols().select(F.col("id").alias(col), F.col("symbol").alias(f"{col}__s"))
-        frame.df = frame.df.join(F.broadcast(symbols), on=col, how="inner")
-        frame.text_columns.add(col)
+        q.depth += 1
+        q.sql = (f"SELECT /*+ BROADCAST(s) */ l.*, s.symbol AS {col}__s FROM ({q.sql}) l "
+                 f"JOIN {store.symbols_view()} s ON l.{col} = s.id")
+        q.text_columns.add(col)
 
 
 def sub_bucket(layout: Layout) -> Column:
