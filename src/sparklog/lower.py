@@ -135,11 +135,27 @@ def _ready(lit: n.Literal, bound: set[str], all_bound: set[str]) -> Step | None:
 def _aggregate(var: str, agg: n.Aggregate, bound: set[str], all_bound: set[str]
                ) -> AggregateJoin | None:
     inner = set().union(*(_atom_vars(a) for a in agg.body if isinstance(a, n.Atom)))
-    group = tuple(sorted(inner & all_bound))
+    used = _vars(*(t for lit in agg.body if not isinstance(lit, n.Atom) for t in _terms(lit)))
+    if agg.target is not None:
+        used |= _vars(agg.target)
+    correlated = tuple(sorted((used - inner) & all_bound))
+    group = tuple(sorted((inner & all_bound) | set(correlated)))
     if not set(group) <= bound:
         return None
     body = list(agg.body)
-    return AggregateJoin(var, agg, group, tuple(_order(body, {}, None, set())))
+    steps = _order(body, {}, None, set(correlated))
+    return AggregateJoin(var, agg, group, tuple(steps), correlated)
+
+
+def _terms(lit: n.Literal) -> tuple[n.Term, ...]:
+    match lit:
+        case n.Comparison(left=left, right=right):
+            return (left, right)
+        case n.Constraint(args=args):
+            return args
+        case n.Negation(atom=atom):
+            return atom.args
+    return ()
 
 
 def _vars(*terms: n.Term) -> set[str]:

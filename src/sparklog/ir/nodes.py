@@ -92,6 +92,7 @@ class AggregateJoin:
     aggregate: n.Aggregate
     group: tuple[str, ...]
     body: tuple[Step, ...]
+    correlated: tuple[str, ...] = ()  # outer variables the body only filters on
 
 
 Step = Scan | Bind | Filter | AntiJoin | AggregateJoin

@@ -90,9 +90,9 @@ def _head_text_vars(head: tuple[n.Term, ...]) -> set[str]:
     return out
 
 
-def run_steps(steps, store: Store, scope: X.Scope | None = None) -> Query:
-    q = Query(None, scope or X.Scope())
-    if not steps or not isinstance(steps[0], Scan):
+def run_steps(steps, store: Store, start: Query | None = None) -> Query:
+    q = start or Query(None, X.Scope())
+    if q.sql is None and (not steps or not isinstance(steps[0], Scan)):
         q.sql = "SELECT 1 AS _unit"  # one empty row: a body without atoms
     for step in steps:
         q = translate(step, q, store)
@@ -221,7 +221,15 @@ _AGG_SQL = {"sum": "sum", "min": "min", "max": "max", "mean": "avg"}
 
 @translate.register
 def _aggregate(step: AggregateJoin, q: Query, store: Store) -> Query:
-    inner = run_steps(step.body, store)
+    start = None
+    if step.correlated:  # the body filters on outer variables: start from their values
+        scope = X.Scope()
+        cols = []
+        for j, v in enumerate(step.correlated):
+            scope.columns[v], scope.kinds[v] = f"k{j}", q.scope.kinds[v]
+            cols.append(f"{q.scope.columns[v]} AS k{j}")
+        start = Query(f"SELECT DISTINCT {', '.join(cols)} FROM ({q.sql}) c", scope)
+    inner = run_steps(step.body, store, start)
     agg = step.aggregate
     if agg.func == "count":
         result, kind = "count(1)", "number"
