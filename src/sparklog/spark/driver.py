@@ -50,6 +50,8 @@ class _Columns:
     sub_bucket: Column
     keys: tuple[Column, ...]
     order: tuple[str, ...]
+    stored: tuple[Column, ...]  # the stored columns in order, then _it
+    sort: tuple[Column, ...]
 
     @classmethod
     def of(cls, layout: Layout) -> _Columns:
@@ -60,7 +62,10 @@ class _Columns:
                        for i in range(layout.arity))
         keys = tuple(F.col(f"c{i}") for i in layout.key) + (F.col(SB),)
         order = tuple(f"c{i}" for i in layout.key) + (SB,) + tuple(f"c{i}" for i in layout.rest)
-        return cls(tagged, sub_bucket(layout).alias(SB), keys, order)
+        tagged += (F.col(IT),)
+        stored = tuple(F.col(c) for c in order) + (F.col(IT),)
+        sort = tuple(F.col(c).asc() for c in order)
+        return cls(tagged, sub_bucket(layout).alias(SB), keys, order, stored, sort)
 
 
 @dataclass
@@ -106,8 +111,8 @@ class Database:
         types = [_spark_type(k) for k in self.kinds(relation)]
         cols = [f"c{i} {t}" for i, t in enumerate(types)] + [f"{SB} int", f"{IT} int"]
         empty = self.spark.createDataFrame([], ", ".join(cols))
-        return empty.repartition(self.options.partitions, *[f"c{i}" for i in
-                                                            self.layout(relation).key], SB)
+        return empty.repartition(self.options.partitions, *self.columns(relation).keys).select(
+            *self.columns(relation).stored)
 
     def layout(self, relation: str) -> Layout:
         return self.plan.layouts[relation]
@@ -155,15 +160,15 @@ class Database:
                ) -> tuple[DataFrame, Observation]:
         """full ∪ (derived − full), deduplicated partition-locally; not yet materialized."""
         cols = self.columns(relation)
-        new = self.home(relation, derived).dropDuplicates(list(cols.order))
+        # (1) the all-to-all, then partition-local deduplication (_it is one value here)
+        new = self.home(relation, derived).dropDuplicates()
         old = self.stored.get(relation)
-        if old is not None:
-            new = new.join(old.select(*cols.order), on=list(cols.order), how="left_anti")
+        if old is not None:  # (2) partition-local anti-join against full
+            new = new.join(old, on=list(cols.order), how="left_anti")
         obs = Observation(f"new_{relation}_{iteration}_{time.monotonic_ns()}")
-        new = new.select(*cols.order, F.lit(iteration).cast("int").alias(IT)).observe(
-            obs, *self.per_partition())
-        full = new if old is None else old.unionByName(new)
-        return full.sortWithinPartitions(*cols.order), obs
+        new = new.select(*cols.stored).observe(obs, *self.per_partition())
+        full = new if old is None else old.union(new)  # (3) same columns, same order
+        return full.sortWithinPartitions(*cols.sort), obs
 
     def replace(self, relation: str, df: DataFrame) -> DataFrame | None:
         """Make ``df`` the stored relation (and its view); return the previous version."""
@@ -266,8 +271,9 @@ def _derive(db: Database, relation: str, kernels: list[Kernel]
     if not kernels:
         schema = ", ".join(f"c{i} {_spark_type(k)}" for i, k in enumerate(db.kinds(relation)))
         return db.spark.createDataFrame([], schema or "c0 long").select(
-            *[f"c{i}" for i in range(arity)]), None
-    sql = " UNION ALL ".join(f"({kernel_sql(k, db)})" for k in kernels)
+            *[f"c{i}" for i in range(arity)], F.lit(db.iteration).alias(IT)), None
+    union = " UNION ALL ".join(f"({kernel_sql(k, db)})" for k in kernels)
+    sql = f"SELECT *, {db.iteration} AS {IT} FROM ({union}) k"
     obs = Observation(f"derived_{relation}_{db.iteration}_{time.monotonic_ns()}")
     return db.spark.sql(sql).observe(obs, COUNT), obs
 
