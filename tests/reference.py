@@ -7,7 +7,6 @@ unsigned; 64-bit two's-complement wraparound), ``float`` and ``str`` (symbol).
 
 from __future__ import annotations
 
-import math
 import operator
 import re
 from collections import Counter

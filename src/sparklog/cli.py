@@ -107,7 +107,6 @@ def _explain(args) -> int:
 
 def _run(args) -> int:
     from sparklog.engine import Engine, Program
-    from sparklog.io.facts import output_target
     from sparklog.progress import Progress
 
     program = Program.from_file(args.program)

@@ -8,7 +8,7 @@ from collections import Counter
 from sparklog.ir.nodes import (DELTA, FULL, OLD, AggregateJoin, AntiJoin, Bind, Filter, Kernel,
                                Layout, Plan, Scan, Step, StratumPlan)
 from sparklog.semantics.checks import Checked, bound_variables
-from sparklog.semantics.strata import Stratum, walk_term
+from sparklog.semantics.strata import walk_term
 from sparklog.syntax import nodes as n
 
 _CONSTANTS = n.Number | n.Float | n.String
@@ -197,7 +197,3 @@ def _layouts(checked: Checked, strata: list[StratumPlan]) -> dict[str, Layout]:
 def _positions(scan: Scan, variables: list[str]) -> tuple[int, ...]:
     names = [a.name if isinstance(a, n.Var) else None for a in scan.args]
     return tuple(names.index(v) for v in variables)
-
-
-def stratum_of(plan: Plan, relation: str) -> Stratum:
-    return next(sp.stratum for sp in plan.strata if relation in sp.relations)

@@ -217,6 +217,7 @@ def evaluate(db: Database, stats: Stats) -> None:
     for sp in db.plan.strata:
         if sp.preamble or sp.loop:
             _evaluate_stratum(db, sp, stats)
+    db.spark.sparkContext.setJobGroup("sparklog", "sparklog: results")
 
 
 def _evaluate_stratum(db: Database, sp: StratumPlan, stats: Stats) -> None:
@@ -260,7 +261,6 @@ def _iterate(db: Database, sp: StratumPlan, kernels: tuple[Kernel, ...], iterati
                   seconds=round(time.perf_counter() - started, 4), spark_jobs=len(jobs))
     for relation, full in updates.items():  # versions are swapped only after the round
         release(db.replace(relation, full))
-    sc.setJobGroup("sparklog", "sparklog")
     return news
 
 

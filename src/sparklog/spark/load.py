@@ -10,7 +10,6 @@ from pyspark.sql import functions as F
 
 from sparklog.errors import DataError, Reporter, UsageError
 from sparklog.io.facts import SPARK_TYPES, Source, first_bad_line, input_source, read
-from sparklog.spark import expressions as X
 from sparklog.syntax import nodes as n
 
 
@@ -137,7 +136,3 @@ def _intern(db, df: DataFrame, kinds: tuple[str, ...]) -> DataFrame:
         db.add_symbols(df.select(F.xxhash64(c).alias("id"), F.col(c).alias("symbol")).distinct())
     return df.select(*[F.xxhash64(c).alias(c) if c in sym_cols else F.col(c)
                        for c in df.columns])
-
-
-def symbol_sql(text: str) -> str:
-    return X.symbol_id(X.sql_string(text))
