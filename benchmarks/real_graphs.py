@@ -63,7 +63,12 @@ def main() -> None:
         print(json.dumps(row), flush=True)
         rows.append(row)
     args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "real_graphs.json").write_text(json.dumps(rows, indent=1) + "\n")
+    path = args.out / "real_graphs.json"
+    earlier = json.loads(path.read_text()) if path.exists() else []
+    done = {r["graph"] for r in rows}  # keep earlier runs of the graphs not run now
+    rows = [r for r in earlier if r["graph"] not in done] + rows
+    rows.sort(key=lambda r: list(EXPECTED).index(r["graph"]))
+    path.write_text(json.dumps(rows, indent=1) + "\n")
     lines = ["| graph | TC size | expected | ok | iterations | seconds | derivations |",
              "| --- | ---: | ---: | --- | ---: | ---: | ---: |"]
     lines += [f"| {r['graph']} | {r['tc']:,} | {r['expected']:,} | {'yes' if r['ok'] else 'NO'} "

@@ -10,7 +10,7 @@ from tests.spark.helpers import rows
 from tests.strategies import programs
 
 
-@settings(max_examples=12, deadline=None, derandomize=True,
+@settings(max_examples=25, deadline=None, derandomize=True,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(programs(max_inputs=2, max_derived=3))
 def test_engine_agrees_with_reference(engine, spark, drawn):
