@@ -37,6 +37,12 @@ agg(c, t, lo, hi) :- c = count : { n(_) }, t = sum y : { n(y), y < 100 }, lo = m
 avg(m) :- m = mean k : { s(_, k) }.
 .decl fl(x: float, y: float)
 fl(x, y) :- n(i), i < 100, x = to_float(i) / 2.0, y = x * 1.5.
+.decl some()
+some() :- n(_).
+.decl none()
+none() :- n(x), x > 9223372036854775806, x < 0.
+.decl guarded(x: number)
+guarded(x) :- n(x), some(), !none(), x < 5.
 .decl grouped(k: number, c: number)
 grouped(k, c) :- s(_, k), c = count : { n(x), x > k }.
 """
