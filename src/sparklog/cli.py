@@ -20,11 +20,19 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "command", None):
         parser.print_help()
         return 2
+    from py4j.protocol import Py4JError
+    from pyspark.errors import PySparkException
+
+    from sparklog.engine import spark_message
+
     try:
         return args.func(args)
     except SparklogError as exc:
         print(exc.render(), file=sys.stderr)
         return exc.exit_code
+    except (PySparkException, Py4JError) as exc:  # e.g. an output directory not writable
+        print(f"error: {spark_message(exc)}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130

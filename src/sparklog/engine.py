@@ -6,7 +6,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from sparklog.errors import DataError, Diagnostic, EngineError, Reporter, SparklogError, UsageError
+from sparklog.errors import DataError, Diagnostic, EngineError, Reporter, UsageError
 from sparklog.ir.nodes import Plan
 from sparklog.lower import lower
 from sparklog.semantics.checks import Checked, check
@@ -101,12 +101,13 @@ class Engine:
         previous = session.apply_required(self.spark)
         db = Database(self.spark, program.plan, self.options)
         stats = Stats(on_record=self.on_record)
+        from py4j.protocol import Py4JError
+        from pyspark.errors import PySparkException
+
         try:
             load_inputs(db, program, dict(inputs or {}), Path(facts_dir or "."))
             evaluate(db, stats)
-        except SparklogError:
-            raise
-        except Exception as exc:  # Spark's errors arrive as Py4J/pyspark exceptions
+        except (PySparkException, Py4JError) as exc:  # Spark's own failures, without Java
             raise EngineError(spark_message(exc)) from None
         finally:
             session.restore(self.spark, previous)
