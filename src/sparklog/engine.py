@@ -110,6 +110,7 @@ class Engine:
         except (PySparkException, Py4JError) as exc:  # Spark's own failures, without Java
             raise EngineError(spark_message(exc)) from None
         finally:
+            db.drop_views()  # results are read from the stored DataFrames, not the views
             session.restore(self.spark, previous)
         return Result(db, program, stats.records)
 

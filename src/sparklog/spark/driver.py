@@ -93,6 +93,12 @@ class Database:
         return f"`{self.prefix}_{relation}`"
 
     def symbols_view(self) -> str:
+        """The symbol table as a view, for kernels that read a symbol's text."""
+        self.symbols().createOrReplaceTempView(f"{self.prefix}__symbols")
+        return f"`{self.prefix}__symbols`"
+
+    def symbols(self) -> DataFrame:
+        """The symbol table (id, symbol), materialized once per batch of new symbols."""
         if self._symbols is None:
             parts = self.symbol_parts or [self.spark.createDataFrame([], "id long, symbol string")]
             df = parts[0]
@@ -100,11 +106,6 @@ class Database:
                 df = df.unionByName(p)
             self._symbols = _checkpoint(df.distinct(), self.options)
             self.symbol_parts = [self._symbols]
-            self._symbols.createOrReplaceTempView(f"{self.prefix}__symbols")
-        return f"`{self.prefix}__symbols`"
-
-    def symbols(self) -> DataFrame:
-        self.symbols_view()
         return self._symbols
 
     def _empty(self, relation: str) -> DataFrame:
@@ -119,6 +120,12 @@ class Database:
 
     def kinds(self, relation: str) -> tuple[str, ...]:
         return self.plan.kinds[relation]
+
+    def drop_views(self) -> None:
+        """Remove this run's temporary views from the caller's session catalog."""
+        catalog = self.spark.catalog
+        for relation in list(self.stored) + ["_symbols"]:
+            catalog.dropTempView(f"{self.prefix}_{relation}")
 
     def add_symbols(self, df: DataFrame) -> None:
         self.symbol_parts.append(df)
