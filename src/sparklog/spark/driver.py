@@ -1,10 +1,12 @@
 """The fixed-point driver: semi-naive evaluation of each stratum over stored versions.
 
 Every stored relation is one DataFrame with columns ``c0..ck``, the sub-bucket ``_sb`` and
-the iteration ``_it`` that derived the tuple, hash-partitioned by (bucket columns, _sb) and
-sorted inside each partition. ``full`` is the whole DataFrame, ``delta`` the rows of the
-last iteration and ``old`` the rows before it, so all three versions are filters of one
-partitioned relation. One iteration of a stratum with one relation is one Spark job:
+a stamp ``_it``, hash-partitioned by (bucket columns, _sb) and sorted inside each partition.
+``full`` is the whole DataFrame, ``delta`` the rows stamped NEWEST (derived in the last
+round) and ``old`` the rows stamped OLDER, so all three versions are filters of one
+partitioned relation. Stamps are relative rather than iteration numbers so that the plan of
+every iteration is the same text: Spark inlines literals into the Java it generates, and an
+absolute iteration number would make it compile fresh code for every stage every round. One iteration of a stratum with one relation is one Spark job:
 
     derived  = union of the loop kernels          (partition-local joins with stored sides)
     new      = derived shuffled once to its home, deduplicated, anti-joined with full
@@ -21,11 +23,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from pyspark.sql import Column, DataFrame, Observation, SparkSession
+from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from sparklog.ir.nodes import Kernel, Layout, Plan, StratumPlan
-from sparklog.spark.translate import IT, SB, kernel_sql, kernel_symbols, sub_bucket
+from sparklog.spark.translate import IT, NEWEST, OLDER, SB, kernel_sql, kernel_symbols, sub_bucket
 
 
 @dataclass
@@ -44,28 +46,84 @@ COUNT = F.count(F.lit(1)).alias("rows")
 
 @dataclass(frozen=True)
 class _Columns:
-    """Column expressions of a relation's layout, built once (each costs JVM round trips)."""
+    """A relation's layout as the Java sequences the Dataset methods take, built once.
 
-    tagged: tuple[Column, ...]
-    sub_bucket: Column
-    keys: tuple[Column, ...]
-    order: tuple[str, ...]
-    stored: tuple[Column, ...]  # the stored columns in order, then _it
-    sort: tuple[Column, ...]
+    The insert of every round calls Dataset methods with these directly. Through PySpark's
+    wrappers each call would convert its column list anew, one JVM round trip per element,
+    which made the driver's share of a round larger than the work Spark does in it.
+    """
+
+    home: Any  # Seq[Column]: c0..ck tagged, then the sub-bucket
+    keys: Any  # Seq[Column]: the bucket columns, then _sb
+    order: Any  # Seq[String]: bucket columns, _sb, other columns (the anti-join keys)
+    stored: Any  # Seq[Column]: the stored columns in order, then _it
+    fresh: Any  # the same, with the stamp NEWEST
+    aged: Any  # the same, with the stamp OLDER
+    sort: Any  # Seq[Column]: ascending on ``order``
+    names: tuple[str, ...]  # ``order`` in Python
 
     @classmethod
-    def of(cls, layout: Layout) -> _Columns:
+    def of(cls, spark: SparkSession, layout: Layout) -> _Columns:
         # Re-alias every column with metadata: otherwise the optimizer drops a same-name
         # alias (c1#3 AS c1#19), the plan partitions by the source attribute, and the
         # checkpointed relation reports a partitioning that names none of its columns.
-        tagged = tuple(F.col(f"c{i}").alias(f"c{i}", metadata={"sparklog": layout.relation})
-                       for i in range(layout.arity))
-        keys = tuple(F.col(f"c{i}") for i in layout.key) + (F.col(SB),)
+        tagged = [F.col(f"c{i}").alias(f"c{i}", metadata={"sparklog": layout.relation})
+                  for i in range(layout.arity)]
+        home = tagged + [sub_bucket(layout).alias(SB)]
+        keys = [F.col(f"c{i}") for i in layout.key] + [F.col(SB)]
         order = tuple(f"c{i}" for i in layout.key) + (SB,) + tuple(f"c{i}" for i in layout.rest)
-        tagged += (F.col(IT),)
-        stored = tuple(F.col(c) for c in order) + (F.col(IT),)
-        sort = tuple(F.col(c).asc() for c in order)
-        return cls(tagged, sub_bucket(layout).alias(SB), keys, order, stored, sort)
+        stored = [F.col(c) for c in order] + [F.col(IT)]
+        fresh = stored[:-1] + [F.lit(NEWEST).alias(IT)]
+        aged = stored[:-1] + [F.lit(OLDER).alias(IT)]
+        sort = [F.col(c).asc() for c in order]
+        seq = lambda items: _seq(spark, items)
+        return cls(seq(home), seq(keys), seq(list(order)), seq(stored), seq(fresh), seq(aged),
+                   seq(sort), order)
+
+
+def _seq(spark: SparkSession, items: list[Any]) -> Any:
+    """A Scala Seq of columns (or strings), for calling Dataset methods directly."""
+    return _jclass(spark, "org.apache.spark.api.python.PythonUtils").toSeq(
+        [c._jc if isinstance(c, Column) else c for c in items])
+
+
+_COLUMNS: dict[tuple[int, Layout], _Columns] = {}  # per JVM gateway, shared by runs
+
+
+class Metrics:
+    """Aggregates observed on a Dataset, read after the action that computed it.
+
+    pyspark's Observation, minus the per-call conversion of its expressions: the
+    expressions come as one prebuilt Seq.
+    """
+
+    def __init__(self, spark: SparkSession, name: str) -> None:
+        self._spark = spark
+        self._jo = _jclass(spark, "org.apache.spark.sql.Observation")(name)
+
+    def on(self, jdf: Any, first: Column, rest: Any) -> Any:
+        """``jdf`` observed; ``rest`` is a Seq of the expressions after ``first``."""
+        return jdf.observe(self._jo, first._jc, rest)
+
+    @property
+    def get(self) -> dict[str, Any]:
+        """The metrics; waits for the action that computes the observed Dataset."""
+        from pyspark.serializers import CPickleSerializer
+
+        utils = _jclass(self._spark, "org.apache.spark.sql.api.python.PythonSQLUtils")
+        row = CPickleSerializer().loads(utils.toPyRow(self._jo.getRow()))
+        return row.asDict(recursive=False)
+
+
+_JCLASSES: dict[tuple[int, str], Any] = {}
+
+
+def _jclass(spark: SparkSession, name: str) -> Any:
+    """A JVM class, looked up once (each lookup is a round trip)."""
+    key = (id(spark.sparkContext._gateway), name)
+    if key not in _JCLASSES:
+        _JCLASSES[key] = getattr(spark.sparkContext._jvm, name)
+    return _JCLASSES[key]
 
 
 @dataclass
@@ -81,9 +139,8 @@ class Database:
     iteration: int = 0
     prefix: str = field(default_factory=lambda: f"sparklog{next(_RUNS)}")
     _symbols: DataFrame | None = None
-    _columns: dict[str, _Columns] = field(default_factory=dict)
     partition_sizes: dict[str, list[int]] = field(default_factory=dict)
-    _per_partition: list[Column] | None = None
+    _per_partition: tuple[Column, Any] | None = None
 
     # -- translate.Store -------------------------------------------------------------
     def view(self, relation: str) -> str:
@@ -112,8 +169,9 @@ class Database:
         types = [_spark_type(k) for k in self.kinds(relation)]
         cols = [f"c{i} {t}" for i, t in enumerate(types)] + [f"{SB} int", f"{IT} int"]
         empty = self.spark.createDataFrame([], ", ".join(cols))
-        return empty.repartition(self.options.partitions, *self.columns(relation).keys).select(
-            *self.columns(relation).stored)
+        cols = self.columns(relation)
+        jdf = empty._jdf.repartition(self.options.partitions, cols.keys).select(cols.stored)
+        return DataFrame(jdf, self.spark)
 
     def layout(self, relation: str) -> Layout:
         return self.plan.layouts[relation]
@@ -132,16 +190,18 @@ class Database:
         self._symbols = None
 
     # -- storage ---------------------------------------------------------------------
-    def per_partition(self) -> list[Column]:
+    def per_partition(self) -> tuple[Column, Any]:
         """Row counts per partition as observed metrics: sizes without an extra job.
 
         The union of full and new keeps partition indexes (both are co-partitioned), so a
-        relation's partition sizes are the running sums of these counts.
+        relation's partition sizes are the running sums of these counts. Returned as the
+        first expression and a Seq of the rest, the shape Dataset.observe takes.
         """
         if self._per_partition is None:
             pid = F.spark_partition_id()
-            self._per_partition = [F.sum(F.when(pid == p, 1).otherwise(0)).alias(f"p{p}")
-                                   for p in range(self.options.partitions)]
+            counts = [F.sum(F.when(pid == p, 1).otherwise(0)).alias(f"p{p}")
+                      for p in range(self.options.partitions)]
+            self._per_partition = (counts[0], _seq(self.spark, counts[1:]))
         return self._per_partition
 
     def add_new(self, relation: str, metrics: dict[str, int]) -> int:
@@ -153,29 +213,34 @@ class Database:
         return sum(counts)
 
     def columns(self, relation: str) -> _Columns:
-        if relation not in self._columns:
-            self._columns[relation] = _Columns.of(self.layout(relation))
-        return self._columns[relation]
-
-    def home(self, relation: str, derived: DataFrame) -> DataFrame:
-        """Tuples ``c0..ck`` sent to their (bucket, sub-bucket) partition: the all-to-all."""
-        cols = self.columns(relation)
-        return derived.select(*cols.tagged, cols.sub_bucket).repartition(
-            self.options.partitions, *cols.keys)
+        key = (id(self.spark.sparkContext._gateway), self.layout(relation))
+        if key not in _COLUMNS:
+            _COLUMNS[key] = _Columns.of(self.spark, self.layout(relation))
+        return _COLUMNS[key]
 
     def insert(self, relation: str, derived: DataFrame, iteration: int
-               ) -> tuple[DataFrame, Observation]:
-        """full ∪ (derived − full), deduplicated partition-locally; not yet materialized."""
+               ) -> tuple[DataFrame, Metrics]:
+        """full ∪ (derived − full), deduplicated partition-locally; not yet materialized.
+
+        ``derived`` has columns c0..ck; the new rows are stamped NEWEST after the anti-join,
+        so the stamp crosses no shuffle. In a loop round (``iteration`` ≥ 1) the stored rows
+        are restamped OLDER; the preamble (0) keeps them, so the first delta of a recursive
+        stratum holds its input facts as well as what its exit rules derived.
+        """
         cols = self.columns(relation)
-        # (1) the all-to-all, then partition-local deduplication (_it is one value here)
-        new = self.home(relation, derived).dropDuplicates()
+        # (1) the all-to-all to (bucket, sub-bucket), then partition-local deduplication
+        new = derived._jdf.select(cols.home).repartition(self.options.partitions, cols.keys)
+        new = new.dropDuplicates()
         old = self.stored.get(relation)
         if old is not None:  # (2) partition-local anti-join against full
-            new = new.join(old, on=list(cols.order), how="left_anti")
-        obs = Observation(f"new_{relation}_{iteration}_{time.monotonic_ns()}")
-        new = new.select(*cols.stored).observe(obs, *self.per_partition())
-        full = new if old is None else old.union(new)  # (3) same columns, same order
-        return full.sortWithinPartitions(*cols.sort), obs
+            new = new.join(old._jdf, cols.order, "left_anti")
+        metrics = Metrics(self.spark, f"new_{relation}_{iteration}_{time.monotonic_ns()}")
+        new = metrics.on(new.select(cols.fresh), *self.per_partition())
+        if old is None:
+            full = new
+        else:  # (3) same columns in the same order
+            full = old._jdf.select(cols.aged if iteration >= 1 else cols.stored).union(new)
+        return DataFrame(full.sortWithinPartitions(cols.sort), self.spark), metrics
 
     def replace(self, relation: str, df: DataFrame) -> DataFrame | None:
         """Make ``df`` the stored relation (and its view); return the previous version."""
@@ -272,17 +337,18 @@ def _iterate(db: Database, sp: StratumPlan, kernels: tuple[Kernel, ...], iterati
 
 
 def _derive(db: Database, relation: str, kernels: list[Kernel]
-            ) -> tuple[DataFrame, Observation | None]:
+            ) -> tuple[DataFrame, Metrics | None]:
     """The union of a relation's kernels, planned from one SQL text, with a derivation count."""
     arity = db.plan.layouts[relation].arity
     if not kernels:
         schema = ", ".join(f"c{i} {_spark_type(k)}" for i, k in enumerate(db.kinds(relation)))
         return db.spark.createDataFrame([], schema or "c0 long").select(
-            *[f"c{i}" for i in range(arity)], F.lit(db.iteration).alias(IT)), None
+            *[f"c{i}" for i in range(arity)]), None
     union = " UNION ALL ".join(f"({kernel_sql(k, db)})" for k in kernels)
-    sql = f"SELECT *, {db.iteration} AS {IT} FROM ({union}) k"
-    obs = Observation(f"derived_{relation}_{db.iteration}_{time.monotonic_ns()}")
-    return db.spark.sql(sql).observe(obs, COUNT), obs
+    sql = f"SELECT * FROM ({union}) k"
+    metrics = Metrics(db.spark, f"derived_{relation}_{db.iteration}_{time.monotonic_ns()}")
+    jdf = metrics.on(db.spark._jsparkSession.sql(sql), COUNT, _seq(db.spark, []))
+    return DataFrame(jdf, db.spark), metrics
 
 
 def _collect_symbols(db: Database, kernels: list[Kernel]) -> None:

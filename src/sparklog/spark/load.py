@@ -49,7 +49,7 @@ def load_inputs(db, program, inputs: dict[str, Any], facts_dir: Path) -> None:
         for p in parts[1:]:
             df = df.unionByName(p)
         encoded = _intern(db, df, db.kinds(name))
-        full, obs = db.insert(name, encoded.withColumn("_it", F.lit(0)), 0)
+        full, obs = db.insert(name, encoded, 0)
         db.replace(name, _checkpoint(full, db.options))
         db.add_new(name, obs.get)
     problems = Reporter()

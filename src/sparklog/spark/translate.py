@@ -22,6 +22,7 @@ from sparklog.spark import expressions as X
 from sparklog.syntax import nodes as n
 
 SB, IT = "_sb", "_it"
+OLDER, NEWEST = 0, 1  # values of _it: derived before the last round, or in it
 
 
 class Store(Protocol):
@@ -120,10 +121,10 @@ def scan_sql(step: Scan, store: Store, names: dict[str, str], keep_sb: bool) -> 
             case _:
                 conds.append(f"c{i} = {X.value(arg, X.Scope())}")
     assert len(kinds) == len(step.args)
-    if step.version == DELTA:
-        conds.append(f"{IT} = {store.iteration - 1}")
-    elif step.version == OLD:
-        conds.append(f"{IT} < {store.iteration - 1}")
+    if step.version == DELTA:  # stamps are relative (see driver.Database.insert), so this
+        conds.append(f"{IT} = {NEWEST}")  # text, and the code Spark generates for it, is
+    elif step.version == OLD:  # the same in every iteration: compiled once, then cached
+        conds.append(f"{IT} = {OLDER}")
     else:
         assert step.version == FULL, step.version
     if keep_sb:
