@@ -27,7 +27,7 @@ def explain(program, show: set[str], engine=None, facts_dir: Path | None = None)
 
 def iteration_plan(engine, program, facts_dir: Path | None) -> str:
     """The executed plan of the first recursive stratum's first loop iteration."""
-    from sparklog.spark.driver import Database, Stats, _derive, _evaluate_stratum, _iterate
+    from sparklog.spark.driver import Database, Stats, _derive, _evaluate_stratum, _round
     from sparklog.spark.load import load_inputs
     from sparklog.spark import session
 
@@ -44,7 +44,7 @@ def iteration_plan(engine, program, facts_dir: Path | None) -> str:
             if sp is loop:
                 break
             _evaluate_stratum(db, sp, Stats())
-        _iterate(db, loop, loop.preamble, 0, Stats())
+        _round(db, loop, loop.preamble, Stats())
         db.iteration = 1
         relation = loop.relations[0]
         kernels = [k for k in loop.loop if k.relation == relation]

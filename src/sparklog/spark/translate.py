@@ -69,12 +69,18 @@ def kernel_sql(kernel: Kernel, store: Store) -> str:
         f"c{i} IS NOT NULL" for i in range(len(kernel.head)))
 
 
+def creates_symbols(kernel: Kernel) -> bool:
+    """True when the kernel makes symbols (e.g. with cat) that the symbol table lacks."""
+    return (any(X.produced_symbols(t) for t in kernel.head)
+            or any(isinstance(s, Bind) and X.produced_symbols(s.expr) for s in kernel.steps))
+
+
 def kernel_symbols(kernel: Kernel, store: Store) -> DataFrame | None:
     """(id, symbol) pairs of the symbols a kernel creates, or None if it creates none."""
+    if not creates_symbols(kernel):
+        return None
     calls = [c for t in kernel.head for c in X.produced_symbols(t)]
     binds = [s.var for s in kernel.steps if isinstance(s, Bind) and X.produced_symbols(s.expr)]
-    if not calls and not binds:
-        return None
     q = run_steps(kernel.steps, store)
     _ensure_text(q, _head_text_vars(kernel.head), store)
     parts = [q.wrap(f"{X.value(c, q.scope)} AS id, {X.text(c, q.scope)} AS symbol") for c in calls]
