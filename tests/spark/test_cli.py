@@ -120,3 +120,27 @@ def test_csv_and_parquet_inputs_and_outputs(spark, tmp_path):
 def test_gen_writes_facts(tmp_path, capsys):
     assert main(["gen", "tree", "4", "up", "-o", str(tmp_path)]) == 0
     assert len((tmp_path / "edge.facts").read_text().splitlines()) == 14
+
+
+def test_the_readme_command_in_a_fresh_process_prints_only_its_result():
+    """The first command a newcomer runs: a new JVM, the bundled example, stdout only.
+
+    Spark's own start-up lines must not reach the terminal; the JVM's one warning about
+    the incubator module Spark's launcher always adds is the only line allowed on stderr.
+    """
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[2]
+    done = subprocess.run(
+        [sys.executable, "-m", "sparklog", "run", "examples/tc/tc.dl", "-F", "examples/tc",
+         "-D", "-", "--master", "local[2]"],
+        cwd=root, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    pairs = [line for line in done.stdout.splitlines() if line.split("\t")[0].isdigit()]
+    size = 8 * 2**8 - 2 * (2**8 - 1)  # TC of the 8-level tree: 1538
+    assert len(pairs) == size
+    assert f"tc\t{size}" in done.stdout.splitlines()  # .printsize
+    noise = [line for line in done.stderr.splitlines()
+             if line.strip() and not line.startswith("WARNING: Using incubator modules")]
+    assert noise == []
