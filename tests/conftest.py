@@ -3,6 +3,7 @@ partitioning bugs show."""
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -12,7 +13,19 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-SHARED = ROOT.parent / "shared"
+
+def _shared() -> Path:
+    """The workplace's shared folder: $SPARKLOG_SHARED, else the nearest ``shared/`` above
+    the repository (a clone may sit deeper than the main checkout)."""
+    if os.environ.get("SPARKLOG_SHARED"):
+        return Path(os.environ["SPARKLOG_SHARED"])
+    for parent in ROOT.parents:
+        if (parent / "shared" / "data").is_dir():
+            return parent / "shared"
+    return ROOT.parent / "shared"
+
+
+SHARED = _shared()
 
 
 @pytest.fixture(scope="session")
