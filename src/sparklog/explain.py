@@ -48,7 +48,7 @@ def iteration_plan(engine, program, facts_dir: Path | None) -> str:
         db.iteration = 1
         relation = loop.relations[0]
         kernels = [k for k in loop.loop if k.relation == relation]
-        derived, _ = _derive(db, relation, kernels)
+        derived = _derive(db, relation, kernels)
         full, _ = db.insert(relation, derived, 1)
         return full._jdf.queryExecution().executedPlan().toString()
     finally:

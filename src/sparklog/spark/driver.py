@@ -12,12 +12,14 @@ absolute iteration number would make it compile fresh code for every stage every
     new      = derived shuffled once to its home, deduplicated, anti-joined with full
     full'    = full ∪ new (tagged with the iteration), sorted, checkpointed
 
-Delta sizes and derivation counts come from ``DataFrame.observe`` on that same job.
+Delta sizes and partition sizes come from ``DataFrame.observe`` on that same job, and
+derivation counts from the rows the one Exchange wrote (every derived tuple crosses it).
 """
 
 from __future__ import annotations
 
 import itertools
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -41,7 +43,6 @@ class Options:
 
 
 _RUNS = itertools.count()
-COUNT = F.count(F.lit(1)).alias("rows")
 
 
 @dataclass(frozen=True)
@@ -318,7 +319,7 @@ class _Step:
 
     relation: str
     full: DataFrame  # full ∪ new, planned; checkpointed by _round
-    derived: Metrics | None
+    derives: bool  # whether any kernel feeds this step (else there is nothing to count)
     new: Metrics
     group: str = ""
 
@@ -330,12 +331,9 @@ def _plan(db: Database, sp: StratumPlan, kernels: tuple[Kernel, ...]) -> list[_S
         mine = [k for k in kernels if k.relation == relation]
         if not mine and relation in db.stored:
             continue
-        derived, deriv = _derive(db, relation, mine)
-        full, new = db.insert(relation, derived, db.iteration)
-        if deriv is not None:
-            deriv.source = new.source  # both are read off the plan the checkpoint runs
+        full, new = db.insert(relation, _derive(db, relation, mine), db.iteration)
         _collect_symbols(db, mine)
-        steps.append(_Step(relation, full, deriv, new))
+        steps.append(_Step(relation, full, bool(mine), new))
     return steps
 
 
@@ -356,16 +354,15 @@ def _round(db: Database, sp: StratumPlan, kernels: tuple[Kernel, ...], stats: St
     for step in steps:
         news[step.relation] = new_rows = db.add_new(step.relation, step.new.get)
         stats.add(**_record(db, sp, step.relation, db.iteration, new_rows,
-                            step.derived.get["rows"] if step.derived else 0),
+                            derivations(step.new.source) if step.derives else 0),
                   seconds=seconds, spark_jobs=len(tracker.getJobIdsForGroup(step.group)))
     for step in steps:  # versions are swapped only after the round
         release(db.replace(step.relation, step.full))
     return news
 
 
-def _derive(db: Database, relation: str, kernels: list[Kernel]
-            ) -> tuple[DataFrame, Metrics | None]:
-    """The union of a relation's kernels, planned from one SQL text, with a derivation count."""
+def _derive(db: Database, relation: str, kernels: list[Kernel]) -> DataFrame:
+    """The union of a relation's kernels, planned from one SQL text."""
     arity = db.plan.layouts[relation].arity
     if not kernels:
         schema = ", ".join(f"c{i} {_spark_type(k)}" for i, k in enumerate(db.kinds(relation)))
@@ -373,9 +370,32 @@ def _derive(db: Database, relation: str, kernels: list[Kernel]
             *[f"c{i}" for i in range(arity)]), None
     union = " UNION ALL ".join(f"({kernel_sql(k, db)})" for k in kernels)
     sql = f"SELECT * FROM ({union}) k"
-    metrics = Metrics(db.spark, f"derived_{relation}_{db.iteration}")
-    jdf = metrics.on(db.spark._jsparkSession.sql(sql), COUNT, _seq(db.spark, []))
-    return DataFrame(jdf, db.spark), metrics
+    return DataFrame(db.spark._jsparkSession.sql(sql), db.spark)
+
+
+def derivations(executed: Any) -> int:
+    """Tuples the round derived before deduplication: the rows its home Exchange wrote.
+
+    Read off the SQL metric of the one REPARTITION_BY_NUM Exchange in the plan that ran (a
+    kernel's own shuffles, if any, are ENSURE_REQUIREMENTS). Spark drops that Exchange only
+    when it proves the kernels' union empty, which derives nothing. An observed count before the
+    shuffle would give the same number, but its operator splits the generated code of the
+    join stage and costs 10-17% of a tree(12) run; this costs a few JVM round trips.
+    """
+    plan = executed.queryExecution().executedPlan()
+    lines = plan.numberedTreeString().splitlines()
+    for line in lines:
+        number, _, text = line.partition(" ")
+        home = re.search(r"Exchange .*REPARTITION_BY_NUM, \[plan_id=(\d+)\]", text)
+        if home is None:
+            continue
+        # The line number counts the printed operators; TreeNode.p also counts the
+        # code-generation wrappers, which come before, so the node is at or after it.
+        for index in range(int(number), 2 * len(lines) + 2):
+            node = plan.p(index)
+            if node.nodeName() == "Exchange" and node.id() == int(home.group(1)):
+                return int(node.metrics().apply("shuffleRecordsWritten").value())
+    return 0  # no home Exchange: the optimizer proved the derivation empty and removed it
 
 
 def _collect_symbols(db: Database, kernels: list[Kernel]) -> None:
