@@ -97,8 +97,7 @@ class Metrics:
     The values are read from the executed plan of ``source``, the Dataset whose action (the
     round's checkpoint) ran the observed part: the accumulators of its CollectMetrics
     operators. Cheaper than pyspark's Observation, which registers a listener per object
-    and converts its expressions one round trip at a time; on tree(12) rounds this, with
-    the named observe, took the driver from par with the expert loop to 0.85-0.9 of it.
+    and converts its expressions one round trip at a time.
     """
 
     def __init__(self, spark: SparkSession, name: str) -> None:
