@@ -63,3 +63,25 @@ def test_language_features_match_the_reference(engine):
         assert got == want, decl.name
     assert len(expected["arith"]) == 5 and len(expected["divzero"]) == 4
     assert rows(result["agg"]) == {(5, 8, -7, 9223372036854775807)}
+
+
+def test_bodies_of_atoms_without_variables(engine):
+    """Joining atoms that bind no variable (found by hypothesis: the SQL once had an empty
+    select list there)."""
+    text = """.decl r1(c0: number)
+.decl r2(c0: number)
+.decl r3(c0: number)
+r1(4).
+r2(1).
+r2(0).
+r2(2) :- r2(1), r2(0).
+r2(3) :- r2(_), r2(9).
+r3(5) :- r2(1), !r1(_), r2(0), r2(_).
+r3(6) :- r2(_), r2(0), r1(4).
+"""
+    ast = parse(text, "ground.dl")
+    expected = reference.evaluate(ast)
+    result = engine.run(sparklog.Program(ast))
+    for name in ("r2", "r3"):
+        assert rows(result[name]) == expected.get(name, set()), name
+    assert expected["r2"] == {(0,), (1,), (2,)} and expected["r3"] == {(6,)}

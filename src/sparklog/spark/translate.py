@@ -172,7 +172,7 @@ def _columns(q: Query) -> list[str]:
 
 def _drop_sb(sql: str, q: Query) -> str:
     cols = ", ".join(list(q.scope.columns.values()) + [f"{c}__s" for c in q.text_columns])
-    return f"SELECT {cols} FROM ({sql}) d"
+    return f"SELECT {cols or '1 AS _unit'} FROM ({sql}) d"  # atoms without variables
 
 
 def _co_partitioned(left: Scan | None, right: Scan, store: Store, shared: list[str]) -> bool:
