@@ -6,11 +6,12 @@ a stamp ``_it``, hash-partitioned by (bucket columns, _sb) and sorted inside eac
 round) and ``old`` the rows stamped OLDER, so all three versions are filters of one
 partitioned relation. Stamps are relative rather than iteration numbers so that the plan of
 every iteration is the same text: Spark inlines literals into the Java it generates, and an
-absolute iteration number would make it compile fresh code for every stage every round. One iteration of a stratum with one relation is one Spark job:
+absolute iteration number would make it compile fresh code for every stage every round.
+One iteration of a stratum with one relation is one Spark job:
 
     derived  = union of the loop kernels          (partition-local joins with stored sides)
     new      = derived shuffled once to its home, deduplicated, anti-joined with full
-    full'    = full ∪ new (tagged with the iteration), sorted, checkpointed
+    full'    = full (restamped OLDER) ∪ new (stamped NEWEST), sorted, checkpointed
 
 Delta sizes and partition sizes come from ``DataFrame.observe`` on that same job, and
 derivation counts from the rows the one Exchange wrote (every derived tuple crosses it).
@@ -61,7 +62,6 @@ class _Columns:
     fresh: Any  # the same, with the stamp NEWEST
     aged: Any  # the same, with the stamp OLDER
     sort: Any  # Seq[Column]: ascending on ``order``
-    names: tuple[str, ...]  # ``order`` in Python
 
     @classmethod
     def of(cls, spark: SparkSession, layout: Layout) -> _Columns:
@@ -79,7 +79,7 @@ class _Columns:
         sort = [F.col(c).asc() for c in order]
         seq = lambda items: _seq(spark, items)
         return cls(seq(home), seq(keys), seq(list(order)), seq(stored), seq(fresh), seq(aged),
-                   seq(sort), order)
+                   seq(sort))
 
 
 def _seq(spark: SparkSession, items: list[Any]) -> Any:
@@ -366,9 +366,8 @@ def _derive(db: Database, relation: str, kernels: list[Kernel]) -> DataFrame:
     if not kernels:
         schema = ", ".join(f"c{i} {_spark_type(k)}" for i, k in enumerate(db.kinds(relation)))
         return db.spark.createDataFrame([], schema or "c0 long").select(
-            *[f"c{i}" for i in range(arity)]), None
-    union = " UNION ALL ".join(f"({kernel_sql(k, db)})" for k in kernels)
-    sql = f"SELECT * FROM ({union}) k"
+            *[f"c{i}" for i in range(arity)])
+    sql = " UNION ALL ".join(f"({kernel_sql(k, db)})" for k in kernels)
     return DataFrame(db.spark._jsparkSession.sql(sql), db.spark)
 
 
@@ -377,9 +376,9 @@ def derivations(executed: Any) -> int:
 
     Read off the SQL metric of the one REPARTITION_BY_NUM Exchange in the plan that ran (a
     kernel's own shuffles, if any, are ENSURE_REQUIREMENTS). Spark drops that Exchange only
-    when it proves the kernels' union empty, which derives nothing. An observed count before the
-    shuffle would give the same number, but its operator splits the generated code of the
-    join stage and costs 10-17% of a tree(12) run; this costs a few JVM round trips.
+    when it proves the kernels' union empty, which derives nothing. An observed count before
+    the shuffle would give the same number, but its operator splits the generated code of
+    the join stage and costs 10-17% of a tree(12) run; this costs a few JVM round trips.
     """
     plan = executed.queryExecution().executedPlan()
     lines = plan.numberedTreeString().splitlines()
