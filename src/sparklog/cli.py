@@ -51,6 +51,9 @@ def _parser() -> argparse.ArgumentParser:
     _spark_options(run)
     run.add_argument("--stats", type=Path, help="write per-iteration metrics as JSON")
     run.add_argument("--checkpoint-dir", help="reliable checkpoints (clusters) in this directory")
+    run.add_argument("--no-deferred", dest="deferred", action="store_false",
+                     help="store inputs and each recursive stratum's first version in jobs of "
+                          "their own, not in the job of the first round that reads them")
     loud = run.add_mutually_exclusive_group()
     loud.add_argument("-q", "--quiet", action="store_true")
     loud.add_argument("-v", "--verbose", action="store_true")
@@ -124,7 +127,7 @@ def _run(args) -> int:
     with progress:
         engine = Engine(master=args.master, partitions=args.partitions, conf=_conf(args.conf),
                         checkpoint="reliable" if args.checkpoint_dir else "local",
-                        checkpoint_dir=args.checkpoint_dir,
+                        checkpoint_dir=args.checkpoint_dir, deferred=args.deferred,
                         on_record=progress.record)
         result = engine.run(program, facts_dir=args.facts)
         _write_outputs(program, result, args.output)

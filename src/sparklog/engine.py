@@ -69,7 +69,7 @@ class Engine:
     def __init__(self, spark=None, *, master: str = "local[*]", partitions: int | None = None,
                  conf: Mapping[str, str] | None = None, checkpoint: str = "local",
                  checkpoint_dir: str | None = None,
-                 max_iterations: int | None = None,
+                 max_iterations: int | None = None, deferred: bool = True,
                  on_record: Callable[[dict[str, Any]], None] | None = None) -> None:
         from sparklog.spark import session
 
@@ -86,7 +86,7 @@ class Engine:
         from sparklog.spark.driver import Options
 
         parts = partitions or max(2, self.spark.sparkContext.defaultParallelism)
-        self.options = Options(parts, checkpoint, checkpoint_dir, max_iterations)
+        self.options = Options(parts, checkpoint, checkpoint_dir, max_iterations, deferred)
         self.on_record = on_record
 
     def run(self, program: Program | str, inputs: Mapping[str, Any] | None = None,
@@ -99,7 +99,7 @@ class Engine:
         if isinstance(program, str):
             program = Program.from_text(program)
         previous = session.apply_required(self.spark)
-        db = Database(self.spark, program.plan, self.options)
+        db = Database(self.spark, program.plan, self.options, sources=program.sources)
         stats = Stats(on_record=self.on_record)
         from py4j.protocol import Py4JError
         from pyspark.errors import PySparkException

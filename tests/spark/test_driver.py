@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
 import sparklog
 from sparklog import gen
 from sparklog.explain import iteration_plan
@@ -71,3 +73,40 @@ def test_reliable_checkpoints(spark, tmp_path):
                              checkpoint_dir=str(tmp_path / "ckpt"))
     result = run(engine, TC, inputs={"edge": edges_df(spark, gen.chain(5))})
     assert result["tc"].count() == 15
+
+
+def _jobs_and_stats(spark, program: str, deferred: bool, **inputs):
+    engine = sparklog.Engine(spark=spark, partitions=2, deferred=deferred)
+    before = spark.sparkContext._jsc.sc().dagScheduler().nextJobId()
+    result = run(engine, program, inputs=inputs)
+    jobs = spark.sparkContext._jsc.sc().dagScheduler().nextJobId() - before
+    keep = ("stratum", "iteration", "relation", "delta", "full", "derivations", "max_partition")
+    return jobs, [{k: r[k] for k in keep} for r in result.stats], result
+
+
+def test_deferred_versions_save_their_jobs_and_keep_the_stats(spark):
+    """The input and the first version of tc are stored by round 1's job, not their own."""
+    edges = edges_df(spark, gen.tree(5, "up"))
+    eager_jobs, eager, _ = _jobs_and_stats(spark, TC, False, edge=edges)
+    jobs, stats, result = _jobs_and_stats(spark, TC, True, edge=edges)
+    assert jobs == eager_jobs - 2, (jobs, eager_jobs)
+    assert stats == eager
+    first = [r for r in result.stats if r["relation"] == "tc"][:2]
+    assert [(r["iteration"], r["spark_jobs"]) for r in first] == [(0, 0), (1, 1)]
+    assert result.size("edge") == 30 and result.size("tc") == 5 * 2**5 - 2 * (2**5 - 1)
+
+
+def test_deferred_inputs_no_rule_reads_are_still_counted_and_checked(spark, tmp_path):
+    from sparklog.errors import DataError
+
+    program = (".decl a(x: number)\n.input a\n.output a\n.decl b(x: number)\n.input b\n"
+               ".decl c(x: number)\n.output c\nc(x) :- b(x).\n")
+    (tmp_path / "a.facts").write_text("1\n2\n2\n")
+    (tmp_path / "b.facts").write_text("7\n")
+    engine = sparklog.Engine(spark=spark, partitions=2)
+    result = run(engine, program, facts_dir=tmp_path)
+    assert result.size("a") == 2 and result.size("b") == 1 and result.size("c") == 1
+    (tmp_path / "a.facts").write_text("1\nx\n")
+    with pytest.raises(DataError) as err:
+        run(engine, program, facts_dir=tmp_path)
+    assert "a.facts:2:1" in str(err.value), str(err.value)

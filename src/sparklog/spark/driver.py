@@ -15,6 +15,9 @@ One iteration of a stratum with one relation is one Spark job:
 
 Delta sizes and partition sizes come from ``DataFrame.observe`` on that same job, and
 derivation counts from the rows the one Exchange wrote (every derived tuple crosses it).
+Inputs and a recursive stratum's first version are deferred: checkpointed lazily, they are
+computed and stored by round 1's job, and their bookkeeping runs after it
+(:meth:`Database.defer`).
 """
 
 from __future__ import annotations
@@ -41,6 +44,15 @@ class Options:
     checkpoint: str = "local"  # "local" (localCheckpoint) or "reliable" (checkpoint dir)
     checkpoint_dir: str | None = None
     max_iterations: int | None = None
+    # Inputs and the first version of a recursive stratum are stored by the job that first
+    # reads them (round 1), not by jobs of their own: see Database.defer.
+    deferred: bool = True
+
+    @property
+    def defers(self) -> bool:
+        # A reliable checkpoint is written only by its own job (a later job stops at the
+        # checkpointed RDD it finishes with), so only local checkpoints are deferred.
+        return self.deferred and self.checkpoint == "local"
 
 
 _RUNS = itertools.count()
@@ -145,6 +157,8 @@ class Database:
     _symbols: DataFrame | None = None
     partition_sizes: dict[str, list[int]] = field(default_factory=dict)
     _per_partition: tuple[Column, Any] | None = None
+    pending: list[tuple[DataFrame, Callable[[], list[Any]]]] = field(default_factory=list)
+    sources: dict[str, str] = field(default_factory=dict)  # program text, for diagnostics
 
     # -- translate.Store -------------------------------------------------------------
     def view(self, relation: str) -> str:
@@ -255,26 +269,81 @@ class Database:
         df.createOrReplaceTempView(f"{self.prefix}_{relation}")
         return previous
 
+    # -- deferred versions -----------------------------------------------------------
+    def defer(self, df: DataFrame, settle: Callable[[], list[Any]]) -> None:
+        """Register a lazily checkpointed version and the bookkeeping its metrics feed.
 
-def _checkpoint(df: DataFrame, options: Options) -> DataFrame:
-    """Materialize and cut the lineage; keeps the hash partitioning."""
+        Checkpointing an input, or the first version of a recursive stratum, in a job of
+        its own costs a Spark job for tuples that the next round reads anyway. Marked
+        lazily instead, the version is computed and kept by the first job that reads it.
+        Its observed metrics fill in during that job; ``settle`` (which returns diagnostics,
+        e.g. malformed input lines) runs once they have, from :meth:`settle`.
+        """
+        self.pending.append((df, settle))
+
+    def settle(self, force: bool = False, only: DataFrame | None = None) -> None:
+        """Run the bookkeeping of deferred versions a job has computed (all, if ``force``).
+
+        A version counts as computed when all its partitions are in block storage; forcing
+        computes the others with one job each (versions no rule read). Either way the
+        version's lineage is then cut, as an eager checkpoint's is: the jobs that read it
+        later would otherwise carry its lineage (more stages to skip, larger task binaries).
+        Versions settle in the order they were deferred, so their stats records keep it.
+        """
+        todo = [e for e in self.pending if only is None or e[0] is only]
+        if not todo:
+            return
+        cached = _cached_rdds(self.spark)
+        problems: list[Any] = []
+        for entry in todo:
+            if not any(e is entry for e in self.pending):
+                continue  # settled meanwhile, by a later version's release of it
+            df, settle = entry
+            rdd = _stored_rdd(df)
+            if force or (rdd is not None and cached.get(rdd.id()) == rdd.getNumPartitions()):
+                if rdd is not None:
+                    rdd.doCheckpoint()  # computes missing partitions, then cuts the lineage
+                self.pending = [e for e in self.pending if e is not entry]
+                problems += settle()
+        if problems:
+            from sparklog.errors import DataError, Reporter
+
+            Reporter(problems).raise_if_any(DataError, self.sources)
+
+    def release(self, df: DataFrame | None) -> None:
+        """Free the blocks of a version that no plan will read again (settled first)."""
+        if df is None:
+            return
+        if any(e[0] is df for e in self.pending):
+            self.settle(force=True, only=df)
+        try:
+            rdd = _stored_rdd(df)
+            if rdd is not None:
+                rdd.unpersist(False)
+        except Exception:  # noqa: BLE001 - freeing memory early is an optimization only
+            pass
+
+
+def _checkpoint(df: DataFrame, options: Options, eager: bool = True) -> DataFrame:
+    """Cut the lineage; keeps the hash partitioning. Lazy (``eager=False``, local
+    checkpoints only) leaves the computing to the first job that reads the result."""
     if options.checkpoint == "reliable":
         return df.checkpoint(eager=True)
-    return df.localCheckpoint(eager=True)
+    return df.localCheckpoint(eager=eager)
 
 
-def release(df: DataFrame | None) -> None:
-    """Free the blocks of a checkpointed version that no plan will read again."""
-    if df is None:
-        return
-    try:
-        plan = df._jdf.queryExecution().analyzed()
-        while plan.getClass().getSimpleName() != "LogicalRDD" and plan.children().size() == 1:
-            plan = plan.children().head()
-        if plan.getClass().getSimpleName() == "LogicalRDD":
-            plan.rdd().unpersist(False)
-    except Exception:  # noqa: BLE001 - freeing memory early is an optimization only
-        pass
+def _stored_rdd(df: DataFrame) -> Any:
+    """The JVM RDD holding a checkpointed DataFrame's rows, or None."""
+    plan = df._jdf.queryExecution().analyzed()
+    while plan.getClass().getSimpleName() != "LogicalRDD" and plan.children().size() == 1:
+        plan = plan.children().head()
+    return plan.rdd() if plan.getClass().getSimpleName() == "LogicalRDD" else None
+
+
+def _cached_rdds(spark: SparkSession) -> dict[int, int]:
+    """RDD id -> number of partitions in block storage, for every persisted RDD."""
+    infos = spark.sparkContext._jsc.sc().getRDDStorageInfo()
+    return {info.id(): info.numCachedPartitions() for info in infos}
 
 
 @dataclass
@@ -295,6 +364,8 @@ def evaluate(db: Database, stats: Stats) -> None:
     for sp in db.plan.strata:
         if sp.preamble or sp.loop:
             _evaluate_stratum(db, sp, stats)
+    db.spark.sparkContext.setJobGroup("sparklog", "sparklog: unread inputs")
+    db.settle(force=True)
     db.spark.sparkContext.setJobGroup("sparklog", "sparklog: results")
 
 
@@ -342,21 +413,40 @@ def _round(db: Database, sp: StratumPlan, kernels: tuple[Kernel, ...], stats: St
     sc = db.spark.sparkContext
     started = time.perf_counter()
     steps = _plan(db, sp, kernels)
+    # The first version of a recursive stratum is stored by round 1's job (Database.defer).
+    eager = not (db.options.defers and sp.stratum.recursive and db.iteration == 0)
     for step in steps:
         step.group = f"{db.prefix}-s{sp.stratum.index}-i{db.iteration}-{step.relation}"
         sc.setJobGroup(step.group, f"sparklog stratum {sp.stratum.index} "
                        f"iteration {db.iteration}: {step.relation}")
-        step.full = _checkpoint(step.full, db.options)
+        step.full = _checkpoint(step.full, db.options, eager)
     seconds = round(time.perf_counter() - started, 4)
+    db.settle()  # deferred versions this round's jobs computed
     tracker = sc.statusTracker()
     news = {relation: 0 for relation in sp.relations}
+    iteration = db.iteration
     for step in steps:
-        news[step.relation] = new_rows = db.add_new(step.relation, step.new.get)
-        stats.add(**_record(db, sp, step.relation, db.iteration, new_rows,
-                            derivations(step.new.source) if step.derives else 0),
-                  seconds=seconds, spark_jobs=len(tracker.getJobIdsForGroup(step.group)))
+        def book(step: _Step = step, jobs: int | None = None) -> list[Any]:
+            news[step.relation] = new_rows = db.add_new(step.relation, step.new.get)
+            stats.add(**_record(db, sp, step.relation, iteration, new_rows,
+                                derivations(step.new.source) if step.derives else 0),
+                      seconds=seconds if jobs is None else 0.0,
+                      spark_jobs=len(tracker.getJobIdsForGroup(step.group)) if jobs is None
+                      else jobs)
+            return []
+        if eager:
+            book()
     for step in steps:  # versions are swapped only after the round
-        release(db.replace(step.relation, step.full))
+        previous = db.replace(step.relation, step.full)
+        if eager:
+            db.release(previous)
+        else:  # its rows, metrics and time belong to the job that reads it, and it reads
+            # the previous version: that is released once this one is computed
+            def settle(step: _Step = step, previous: DataFrame | None = previous) -> list[Any]:
+                book(step, jobs=0)
+                db.release(previous)
+                return []
+            db.defer(step.full, settle)
     return news
 
 

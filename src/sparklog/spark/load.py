@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pyspark.sql import DataFrame, Observation
+from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from sparklog.errors import DataError, Reporter, UsageError
@@ -14,9 +14,13 @@ from sparklog.syntax import nodes as n
 
 
 def load_inputs(db, program, inputs: dict[str, Any], facts_dir: Path) -> None:
-    """Store every input relation as iteration 0, after checking all of them exist."""
+    """Store every input relation as iteration 0, after checking all of them exist.
+
+    With deferred versions (the default) nothing runs here: each input is stored by the
+    first job that reads it, and its malformed-line check is reported right after that job.
+    """
     from sparklog.engine import missing_inputs
-    from sparklog.spark.driver import _checkpoint
+    from sparklog.spark.driver import Metrics, _checkpoint
 
     for name in inputs:
         if program.ast.decl(name) is None:
@@ -24,7 +28,7 @@ def load_inputs(db, program, inputs: dict[str, Any], facts_dir: Path) -> None:
     rep = Reporter(missing_inputs(program, inputs, facts_dir))
     rep.raise_if_any(DataError, program.sources)
     data: dict[str, list[DataFrame]] = {}
-    checks: list[tuple[Source, Observation]] = []
+    checks: dict[str, list[tuple[Source, Metrics]]] = {}
     for d in program.checked.inputs():
         kinds = db.kinds(d.relation)
         given = inputs.get(d.relation)
@@ -34,9 +38,10 @@ def load_inputs(db, program, inputs: dict[str, Any], facts_dir: Path) -> None:
                 source = Source(d.relation, "parquet" if str(given).endswith(".parquet")
                                 else "file", Path(given), source.delimiter, source.headers)
             df = read(db.spark, source, kinds)
-            obs = Observation(f"bad_{d.relation}_{len(checks)}")
-            checks.append((source, obs))
-            df = df.observe(obs, F.count(F.when(F.col("_bad"), 1)).alias("bad"))
+            bad = Metrics(db.spark, f"bad_{db.prefix}_{d.relation}_{len(checks)}")
+            checks.setdefault(d.relation, []).append((source, bad))
+            df = DataFrame(bad.on(df._jdf, F.count(F.when(F.col("_bad"), 1)).alias("bad"),
+                                  _no_columns(db.spark)), db.spark)
             data.setdefault(d.relation, []).append(df.filter(~F.col("_bad")).drop("_bad"))
     for name, given in inputs.items():
         if not isinstance(given, str | Path):
@@ -44,19 +49,34 @@ def load_inputs(db, program, inputs: dict[str, Any], facts_dir: Path) -> None:
     for name, rows in _program_facts(program).items():
         data.setdefault(name, []).append(_facts_frame(db, rows, db.kinds(name)))
     _register_constants(db, program)
+    problems: list[Any] = []
     for name, parts in data.items():
         df = parts[0]
         for p in parts[1:]:
             df = df.unionByName(p)
         encoded = _intern(db, df, db.kinds(name))
-        full, obs = db.insert(name, encoded, 0)
-        db.replace(name, _checkpoint(full, db.options))
-        db.add_new(name, obs.get)
-    problems = Reporter()
-    for source, obs in checks:
-        if obs.get.get("bad", 0):
-            problems.diagnostics.append(first_bad_line(source, db.kinds(source.relation)))
-    problems.raise_if_any(DataError, program.sources)
+        full, new = db.insert(name, encoded, 0)
+        for _, bad in checks.get(name, []):
+            bad.source = new.source  # the same plan observes both
+
+        def settle(name: str = name, new: Any = new) -> list[Any]:
+            db.add_new(name, new.get)
+            return [first_bad_line(source, db.kinds(name))
+                    for source, bad in checks.get(name, []) if bad.get.get("bad", 0)]
+
+        stored = _checkpoint(full, db.options, eager=not db.options.defers)
+        db.replace(name, stored)
+        if db.options.defers:
+            db.defer(stored, settle)
+        else:
+            problems += settle()
+    Reporter(problems).raise_if_any(DataError, program.sources)
+
+
+def _no_columns(spark) -> Any:
+    from sparklog.spark.driver import _seq
+
+    return _seq(spark, [])
 
 
 def from_dataframe(df: DataFrame, name: str, kinds: tuple[str, ...]) -> DataFrame:
