@@ -401,6 +401,11 @@ def markdown(report: dict[str, Any]) -> str:
                 f"| {'—' if s['median_spark_jobs'] is None else int(s['median_spark_jobs'])} "
                 f"| {size_text} | {'yes' if s['ok'] else '**NO — MISMATCH/ERROR**'} |"
             )
+    paired = paired_ratios(report)
+    if paired:
+        lines += ["", "sparklog ÷ expert, run by run (run i of the two systems ran back to back): "
+                  + "; ".join(f"{wl} median {m:.2f}× (range {lo:.2f}-{hi:.2f}×, sparklog faster "
+                              f"in {k} of {n})" for wl, (m, lo, hi, k, n) in paired.items()) + "."]
     if report["skipped"]:
         lines += ["", "Skipped: " + "; ".join(f"{k}: {v}" for k, v in report["skipped"].items())]
     for note in report.get("notes", []):
@@ -415,6 +420,23 @@ def markdown(report: dict[str, Any]) -> str:
         "",
     ]
     return "\n".join(lines)
+
+
+def paired_ratios(report: dict[str, Any]) -> dict[str, tuple[float, float, float, int, int]]:
+    """Per workload: sparklog's time over expert's for each run index, summarized.
+
+    Runs are interleaved, so run i of both systems met about the same machine load; the
+    spread of these ratios says how far one median ratio can be trusted on a noisy machine.
+    """
+    out = {}
+    for wl, by_system in report["results"].items():
+        a, b = (by_system.get(s, {}).get("runs", []) for s in ("sparklog", "expert"))
+        ratios = [x["seconds"] / y["seconds"] for x, y in zip(a, b)
+                  if "seconds" in x and "seconds" in y and y["seconds"]]
+        if ratios:
+            out[wl] = (statistics.median(ratios), min(ratios), max(ratios),
+                       sum(r < 1 for r in ratios), len(ratios))
+    return out
 
 
 def _write(out_dir: Path, report: dict[str, Any]) -> None:

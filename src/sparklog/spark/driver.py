@@ -159,6 +159,7 @@ class Database:
     _per_partition: tuple[Column, Any] | None = None
     pending: list[tuple[DataFrame, Callable[[], list[Any]]]] = field(default_factory=list)
     sources: dict[str, str] = field(default_factory=dict)  # program text, for diagnostics
+    exchanges: dict[str, int] = field(default_factory=dict)  # see derivations()
 
     # -- translate.Store -------------------------------------------------------------
     def view(self, relation: str) -> str:
@@ -429,7 +430,9 @@ def _round(db: Database, sp: StratumPlan, kernels: tuple[Kernel, ...], stats: St
         def book(step: _Step = step, jobs: int | None = None) -> list[Any]:
             news[step.relation] = new_rows = db.add_new(step.relation, step.new.get)
             stats.add(**_record(db, sp, step.relation, iteration, new_rows,
-                                derivations(step.new.source) if step.derives else 0),
+                                derivations(step.new.source, db.exchanges,
+                                            f"{sp.stratum.index}/{step.relation}/"
+                                            f"{min(iteration, 1)}") if step.derives else 0),
                       seconds=seconds if jobs is None else 0.0,
                       spark_jobs=len(tracker.getJobIdsForGroup(step.group)) if jobs is None
                       else jobs)
@@ -461,7 +464,7 @@ def _derive(db: Database, relation: str, kernels: list[Kernel]) -> DataFrame:
     return DataFrame(db.spark._jsparkSession.sql(sql), db.spark)
 
 
-def derivations(executed: Any) -> int:
+def derivations(executed: Any, hint: dict[str, int] | None = None, key: str = "") -> int:
     """Tuples the round derived before deduplication: the rows its home Exchange wrote.
 
     Read off the SQL metric of the one REPARTITION_BY_NUM Exchange in the plan that ran (a
@@ -469,8 +472,14 @@ def derivations(executed: Any) -> int:
     when it proves the kernels' union empty, which derives nothing. An observed count before
     the shuffle would give the same number, but its operator splits the generated code of
     the join stage and costs 10-17% of a tree(12) run; this costs a few JVM round trips.
+    Every loop round of a stratum has the same plan, so the Exchange's position found once
+    is kept in ``hint[key]`` and checked, not searched for, in the rounds after.
     """
     plan = executed.queryExecution().executedPlan()
+    if hint is not None and key in hint:
+        node = plan.p(hint[key])
+        if node is not None and _is_home_exchange(node):
+            return int(node.metrics().apply("shuffleRecordsWritten").value())
     lines = plan.numberedTreeString().splitlines()
     for line in lines:
         number, _, text = line.partition(" ")
@@ -482,8 +491,15 @@ def derivations(executed: Any) -> int:
         for index in range(int(number), 2 * len(lines) + 2):
             node = plan.p(index)
             if node.nodeName() == "Exchange" and node.id() == int(home.group(1)):
+                if hint is not None:
+                    hint[key] = index
                 return int(node.metrics().apply("shuffleRecordsWritten").value())
     return 0  # no home Exchange: the optimizer proved the derivation empty and removed it
+
+
+def _is_home_exchange(node: Any) -> bool:
+    return (node.nodeName() == "Exchange"
+            and node.shuffleOrigin().toString() == "REPARTITION_BY_NUM")
 
 
 def _collect_symbols(db: Database, kernels: list[Kernel]) -> None:
