@@ -2,8 +2,9 @@
 
 One local[2] SparkSession is shared by all systems. Per (workload, system): one warm-up run
 per system first (on a small workload, before any measurement), then ``repeat`` measured
-runs, interleaved across systems (run 1 of every system, then run 2, ...) so that noise on
-the shared machine spreads over all systems rather than hitting one.
+runs, interleaved across systems (run 1 of every system, then run 2, ...; each pass rotates
+the order, see ``rotated``) so that noise on the shared machine spreads over all systems
+rather than hitting one.
 
 A run's time covers the system's whole evaluation plus a ``count()`` of its result
 (the peers return an already computed result; for sparklog the count forces evaluation if
@@ -32,7 +33,9 @@ from . import peers, workloads
 DEFAULT_WORKLOADS = "chain:200,tree-down:12,tree-up:12"
 DEFAULT_SYSTEMS = "sparklog,typical,expert,sql"
 DEFAULT_WARMUP = "chain:30"
-SYSTEM_ORDER = ("sparklog", "typical", "expert", "sql")
+SYSTEM_ORDER = ("sparklog", "sparklog-eager", "typical", "expert", "sql")
+# sparklog with a mechanism switched off, to measure what the mechanism is worth
+SPARKLOG_VARIANTS = {"sparklog": {}, "sparklog-eager": {"deferred": False}}
 DEFAULT_OUT = Path(__file__).resolve().parent / "results"
 
 TC_PROGRAM = """\
@@ -73,11 +76,11 @@ def load_sparklog() -> tuple[Any | None, str | None]:
     return sparklog, None
 
 
-def make_sparklog_system(sparklog: Any) -> SystemFn:
+def make_sparklog_system(sparklog: Any, **options: Any) -> SystemFn:
     def sparklog_tc(spark: Any, edges_df: Any) -> tuple[Any, int]:
         from pyspark.sql import functions as F
 
-        engine = sparklog.Engine(spark=spark)
+        engine = sparklog.Engine(spark=spark, **options)
         program = sparklog.Program.from_text(TC_PROGRAM)
         edge = edges_df.select(F.col("src").alias("x"), F.col("dst").alias("y"))
         result = engine.run(program, inputs={"edge": edge})
@@ -95,13 +98,13 @@ def resolve_systems(names: list[str], log: Callable[[str], None]) -> tuple[dict[
     systems: dict[str, SystemFn] = {}
     skipped: dict[str, str] = {}
     for name in names:
-        if name == "sparklog":
+        if name in SPARKLOG_VARIANTS:
             module, why_not = load_sparklog()
             if module is None:
                 skipped[name] = why_not or "unavailable"
                 log(f"!! SKIPPING sparklog: {why_not}")
             else:
-                systems[name] = make_sparklog_system(module)
+                systems[name] = make_sparklog_system(module, **SPARKLOG_VARIANTS[name])
         elif name in peers.PEERS:
             systems[name] = peers.PEERS[name]
         else:
@@ -236,6 +239,17 @@ def run_once(spark: Any, system: str, fn: SystemFn, wl: workloads.Workload, edge
     }
 
 
+def rotated(systems: list[str], rep: int) -> list[str]:
+    """The order of pass ``rep``: the systems' list rotated by ``rep``.
+
+    Spark's generated-code cache and the JIT favour a run that follows a run of the same
+    system (measured here: 10-15% on a tree(12) run), so a fixed order would favour whoever
+    comes second. Rotating puts every system in every position equally often.
+    """
+    k = rep % len(systems) if systems else 0
+    return systems[k:] + systems[:k]
+
+
 def _median(values: list[float]) -> float | None:
     return round(statistics.median(values), 4) if values else None
 
@@ -319,7 +333,7 @@ def run(args: argparse.Namespace) -> int:
                 log(f"skip {system} on {wl.name}: {why}")
                 runs.pop(system)
         for rep in range(args.repeat):
-            for system in runs:
+            for system in rotated(list(runs), rep):
                 r = run_once(spark, system, systems[system], wl, edges_df, f"r{rep}")
                 runs[system].append(r)
                 if "error" in r:
@@ -403,7 +417,7 @@ def markdown(report: dict[str, Any]) -> str:
             )
     paired = paired_ratios(report)
     if paired:
-        lines += ["", "sparklog ÷ expert, run by run (run i of the two systems ran back to back): "
+        lines += ["", "sparklog ÷ expert, run by run (the two systems' i-th runs ran in the same pass): "
                   + "; ".join(f"{wl} median {m:.2f}× (range {lo:.2f}-{hi:.2f}×, sparklog faster "
                               f"in {k} of {n})" for wl, (m, lo, hi, k, n) in paired.items()) + "."]
     if report["skipped"]:
@@ -425,8 +439,8 @@ def markdown(report: dict[str, Any]) -> str:
 def paired_ratios(report: dict[str, Any]) -> dict[str, tuple[float, float, float, int, int]]:
     """Per workload: sparklog's time over expert's for each run index, summarized.
 
-    Runs are interleaved, so run i of both systems met about the same machine load; the
-    spread of these ratios says how far one median ratio can be trusted on a noisy machine.
+    Runs are interleaved, so the i-th runs of both systems met about the same machine load;
+    the spread of these ratios says how far one median ratio can be trusted on a noisy machine.
     """
     out = {}
     for wl, by_system in report["results"].items():
