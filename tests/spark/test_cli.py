@@ -144,3 +144,16 @@ def test_the_readme_command_in_a_fresh_process_prints_only_its_result():
     noise = [line for line in done.stderr.splitlines()
              if line.strip() and not line.startswith("WARNING: Using incubator modules")]
     assert noise == []
+
+
+@pytest.mark.parametrize("flags, first_jobs", [((), 0), (("--no-deferred",), 1)])
+def test_no_deferred_gives_the_first_version_its_own_job(spark, tc_dir, flags, first_jobs):
+    import json
+
+    stats = tc_dir / "stats.json"
+    assert sparklog(str(tc_dir / "tc.dl"), "-F", str(tc_dir / "facts"), "-D", str(tc_dir / "out"),
+                    "--stats", str(stats), *flags) == 0
+    records = [r for r in json.loads(stats.read_text()) if r["relation"] == "tc"]
+    assert (records[0]["iteration"], records[0]["spark_jobs"]) == (0, first_jobs)
+    assert [r["full"] for r in records] == [3, 5, 6, 6]
+    assert (tc_dir / "out" / "tc.csv").read_text().count("\n") == 6
