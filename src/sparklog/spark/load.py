@@ -20,7 +20,7 @@ def load_inputs(db, program, inputs: dict[str, Any], facts_dir: Path) -> None:
     first job that reads it, and its malformed-line check is reported right after that job.
     """
     from sparklog.engine import missing_inputs
-    from sparklog.spark.driver import Metrics, _checkpoint
+    from sparklog.spark.driver import Metrics, _checkpoint, _seq
 
     for name in inputs:
         if program.ast.decl(name) is None:
@@ -41,7 +41,7 @@ def load_inputs(db, program, inputs: dict[str, Any], facts_dir: Path) -> None:
             bad = Metrics(db.spark, f"bad_{db.prefix}_{d.relation}_{len(checks)}")
             checks.setdefault(d.relation, []).append((source, bad))
             df = DataFrame(bad.on(df._jdf, F.count(F.when(F.col("_bad"), 1)).alias("bad"),
-                                  _no_columns(db.spark)), db.spark)
+                                  _seq(db.spark, [])), db.spark)
             data.setdefault(d.relation, []).append(df.filter(~F.col("_bad")).drop("_bad"))
     for name, given in inputs.items():
         if not isinstance(given, str | Path):
@@ -71,12 +71,6 @@ def load_inputs(db, program, inputs: dict[str, Any], facts_dir: Path) -> None:
         else:
             problems += settle()
     Reporter(problems).raise_if_any(DataError, program.sources)
-
-
-def _no_columns(spark) -> Any:
-    from sparklog.spark.driver import _seq
-
-    return _seq(spark, [])
 
 
 def from_dataframe(df: DataFrame, name: str, kinds: tuple[str, ...]) -> DataFrame:
