@@ -33,9 +33,10 @@ from . import peers, workloads
 DEFAULT_WORKLOADS = "chain:200,tree-down:12,tree-up:12"
 DEFAULT_SYSTEMS = "sparklog,typical,expert,sql"
 DEFAULT_WARMUP = "chain:30"
-SYSTEM_ORDER = ("sparklog", "sparklog-eager", "typical", "expert", "sql")
+SYSTEM_ORDER = ("sparklog", "sparklog-eager", "sparklog-serial", "typical", "expert", "sql")
 # sparklog with a mechanism switched off, to measure what the mechanism is worth
-SPARKLOG_VARIANTS = {"sparklog": {}, "sparklog-eager": {"deferred": False}}
+SPARKLOG_VARIANTS = {"sparklog": {}, "sparklog-eager": {"deferred": False},
+                     "sparklog-serial": {"pipelined": False}}
 DEFAULT_OUT = Path(__file__).resolve().parent / "results"
 
 TC_PROGRAM = """\

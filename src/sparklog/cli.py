@@ -54,6 +54,8 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--no-deferred", dest="deferred", action="store_false",
                      help="store inputs and each recursive stratum's first version in jobs of "
                           "their own, not in the job of the first round that reads them")
+    run.add_argument("--no-pipelined", dest="pipelined", action="store_false",
+                     help="plan each round only after the previous round's job has ended")
     loud = run.add_mutually_exclusive_group()
     loud.add_argument("-q", "--quiet", action="store_true")
     loud.add_argument("-v", "--verbose", action="store_true")
@@ -128,7 +130,7 @@ def _run(args) -> int:
         engine = Engine(master=args.master, partitions=args.partitions, conf=_conf(args.conf),
                         checkpoint="reliable" if args.checkpoint_dir else "local",
                         checkpoint_dir=args.checkpoint_dir, deferred=args.deferred,
-                        on_record=progress.record)
+                        pipelined=args.pipelined, on_record=progress.record)
         result = engine.run(program, facts_dir=args.facts)
         _write_outputs(program, result, args.output)
     if args.stats:

@@ -70,6 +70,7 @@ class Engine:
                  conf: Mapping[str, str] | None = None, checkpoint: str = "local",
                  checkpoint_dir: str | None = None,
                  max_iterations: int | None = None, deferred: bool = True,
+                 pipelined: bool = True,
                  on_record: Callable[[dict[str, Any]], None] | None = None) -> None:
         from sparklog.spark import session
 
@@ -86,7 +87,8 @@ class Engine:
         from sparklog.spark.driver import Options
 
         parts = partitions or max(2, self.spark.sparkContext.defaultParallelism)
-        self.options = Options(parts, checkpoint, checkpoint_dir, max_iterations, deferred)
+        self.options = Options(parts, checkpoint, checkpoint_dir, max_iterations, deferred,
+                               pipelined)
         self.on_record = on_record
 
     def run(self, program: Program | str, inputs: Mapping[str, Any] | None = None,
@@ -116,9 +118,16 @@ class Engine:
 
 
 def spark_message(exc: BaseException) -> str:
-    """Spark's message without the Java stack trace."""
-    text = getattr(exc, "getMessage", None)
-    message = text() if callable(text) else str(exc)
+    """Spark's message without the Java stack trace: for a failed job, its root cause
+    (e.g. ``java.util.regex.PatternSyntaxException: Unclosed group near index 7``)."""
+    cause = getattr(exc, "java_exception", None)
+    if cause is not None:
+        while cause.getCause() is not None:
+            cause = cause.getCause()
+        message = cause.toString()
+    else:
+        text = getattr(exc, "getMessage", None)
+        message = text() if callable(text) else str(exc)
     first = message.strip().splitlines()[0] if message.strip() else type(exc).__name__
     return f"Spark failed: {first}"
 

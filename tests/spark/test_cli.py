@@ -146,7 +146,8 @@ def test_the_readme_command_in_a_fresh_process_prints_only_its_result():
     assert noise == []
 
 
-@pytest.mark.parametrize("flags, first_jobs", [((), 0), (("--no-deferred",), 1)])
+@pytest.mark.parametrize("flags, first_jobs",
+                         [((), 0), (("--no-deferred",), 1), (("--no-pipelined",), 0)])
 def test_no_deferred_gives_the_first_version_its_own_job(spark, tc_dir, flags, first_jobs):
     import json
 

@@ -75,8 +75,10 @@ def test_reliable_checkpoints(spark, tmp_path):
     assert result["tc"].count() == 15
 
 
-def _jobs_and_stats(spark, program: str, deferred: bool, **inputs):
-    engine = sparklog.Engine(spark=spark, partitions=2, deferred=deferred)
+def _jobs_and_stats(spark, program: str, deferred: bool = True, pipelined: bool = True,
+                    max_iterations: int | None = None, **inputs):
+    engine = sparklog.Engine(spark=spark, partitions=2, deferred=deferred, pipelined=pipelined,
+                             max_iterations=max_iterations)
     before = spark.sparkContext._jsc.sc().dagScheduler().nextJobId()
     result = run(engine, program, inputs=inputs)
     jobs = spark.sparkContext._jsc.sc().dagScheduler().nextJobId() - before
@@ -110,3 +112,103 @@ def test_deferred_inputs_no_rule_reads_are_still_counted_and_checked(spark, tmp_
     with pytest.raises(DataError) as err:
         run(engine, program, facts_dir=tmp_path)
     assert "a.facts:2:1" in str(err.value), str(err.value)
+
+
+MUTUAL = """
+.decl e(x: number, y: number)
+.input e
+.decl a(x: number, y: number)
+.output a
+.decl b(x: number, y: number)
+.output b
+a(x, y) :- e(x, y).
+b(x, z) :- a(x, y), e(y, z).
+a(x, z) :- b(x, y), e(y, z).
+"""
+
+
+@pytest.mark.parametrize("program, limit", [(TC, None), (MUTUAL, None), (TC, 3)])
+def test_pipelined_rounds_keep_the_jobs_and_the_stats(spark, program, limit):
+    """Planning round k+1 during round k's job changes when the driver works, nothing else:
+    the plan made after the last round is dropped without a job, and max_iterations holds."""
+    inputs = {"edge" if program is TC else "e": edges_df(spark, gen.tree(5, "down"))}
+    serial_jobs, serial, _ = _jobs_and_stats(spark, program, pipelined=False,
+                                             max_iterations=limit, **inputs)
+    jobs, stats, result = _jobs_and_stats(spark, program, max_iterations=limit, **inputs)
+    assert (jobs, stats) == (serial_jobs, serial)
+    loop = [r for r in result.stats if r["iteration"] > 0]
+    assert all(r["spark_jobs"] == 1 for r in loop), loop
+    if limit:
+        assert max(r["iteration"] for r in stats) == limit
+    elif program is MUTUAL:  # a: odd path lengths, b: even ones, on the 5-level tree
+        pairs = {(x, y, d) for x, y, d in _paths(gen.tree(5, "down"))}
+        assert result.size("a") == sum(1 for *_, d in pairs if d % 2 == 1)
+        assert result.size("b") == sum(1 for *_, d in pairs if d % 2 == 0)
+
+
+def _paths(edges):
+    """(x, y, length) of every path of a tree (one path per pair), by networkx."""
+    import networkx as nx
+
+    g = nx.DiGraph(edges)
+    return [(x, y, d) for x, lengths in nx.all_pairs_shortest_path_length(g)
+            for y, d in lengths.items() if d > 0]
+
+
+def test_pipelined_rounds_plan_while_the_previous_job_runs(spark, monkeypatch):
+    """The next round is planned on the driver while a worker thread runs the current job."""
+    import threading
+    import time
+
+    from sparklog.spark import driver
+
+    events = []
+    plan_round, compute = driver._plan_round, driver._compute
+
+    def timed_plan(db, sp, kernels):
+        events.append(("plan", db.iteration, time.perf_counter()))
+        return plan_round(db, sp, kernels)
+
+    def timed_compute(db, steps):
+        events.append(("start", threading.current_thread().name, time.perf_counter()))
+        compute(db, steps)
+        events.append(("end", steps[0].group, time.perf_counter()))
+
+    monkeypatch.setattr(driver, "_plan_round", timed_plan)
+    monkeypatch.setattr(driver, "_compute", timed_compute)
+    result = run(sparklog.Engine(spark=spark, partitions=2), TC,
+                 inputs={"edge": edges_df(spark, gen.chain(8))})
+    assert result.size("tc") == 36
+    starts = [e for e in events if e[0] == "start"]
+    assert len(starts) == 8 and all(name.startswith("sparklog-round") for _, name, _ in starts)
+    plans = {it: t for kind, it, t in events if kind == "plan"}
+    ends = [t for kind, _, t in events if kind == "end"]
+    assert sorted(plans) == list(range(1, 10))  # round 9 is planned, found unneeded, dropped
+    overlapped = sum(plans[k + 1] < ends[k - 1] for k in range(1, 9))
+    assert overlapped >= 4, events  # round k+1's planning began before round k's job ended
+
+
+REGEX = TC.replace("tc(x, y) :- tc(x, z), edge(z, y).",
+                   '.decl pattern(p: symbol)\npattern("(").\n'
+                   'tc(x, y) :- tc(x, z), edge(z, y), pattern(p), match(p, "a").')
+
+
+@pytest.mark.parametrize("program, bad_input, cause", [
+    # a bad input row: the input is stored by round 1's job, on the worker thread
+    (TC, True, "[USER_RAISED_EXCEPTION] edge 7 is bad"),
+    # a malformed regular expression met at run time, by a broadcast started while planning
+    (REGEX, False, "java.util.regex.PatternSyntaxException: Unclosed group"),
+])
+def test_a_job_failing_at_run_time_is_a_one_line_error(spark, program, bad_input, cause):
+    from pyspark.sql import functions as F
+
+    from sparklog.errors import EngineError
+
+    edges = edges_df(spark, gen.chain(8))
+    if bad_input:
+        edges = edges.withColumn("y", F.when(F.col("y") == 7, F.raise_error(F.lit("edge 7 is bad")))
+                                 .otherwise(F.col("y")))
+    with pytest.raises(EngineError) as err:
+        run(sparklog.Engine(spark=spark, partitions=2), program, inputs={"edge": edges})
+    message = str(err.value)
+    assert f"Spark failed: {cause}" in message and len(message.splitlines()) == 1, message

@@ -17,7 +17,9 @@ Delta sizes and partition sizes come from ``DataFrame.observe`` on that same job
 derivation counts from the rows the one Exchange wrote (every derived tuple crosses it).
 Inputs and a recursive stratum's first version are deferred: checkpointed lazily, they are
 computed and stored by round 1's job, and their bookkeeping runs after it
-(:meth:`Database.defer`).
+(:meth:`Database.defer`). Rounds are pipelined: while round k's job runs on a worker
+thread, the driver plans round k+1 over round k's (lazily checkpointed) versions
+(:func:`_loop`).
 """
 
 from __future__ import annotations
@@ -33,7 +35,8 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from sparklog.ir.nodes import Kernel, Layout, Plan, StratumPlan
-from sparklog.spark.translate import IT, NEWEST, OLDER, SB, kernel_sql, kernel_symbols, sub_bucket
+from sparklog.spark.translate import (IT, NEWEST, OLDER, SB, creates_symbols, kernel_sql,
+                                      kernel_symbols, sub_bucket)
 
 
 @dataclass
@@ -47,6 +50,8 @@ class Options:
     # Inputs and the first version of a recursive stratum are stored by the job that first
     # reads them (round 1), not by jobs of their own: see Database.defer.
     deferred: bool = True
+    # Round k+1 is planned while round k's job runs (local checkpoints only).
+    pipelined: bool = True
 
     @property
     def defers(self) -> bool:
@@ -375,13 +380,90 @@ def _evaluate_stratum(db: Database, sp: StratumPlan, stats: Stats) -> None:
     _round(db, sp, sp.preamble, stats)
     if not sp.stratum.recursive:
         return
-    while True:
+    if db.options.checkpoint == "local":
+        _loop(db, sp, stats)
+        return
+    while True:  # a reliable checkpoint is written by a job of its own: one at a time
         db.iteration += 1
         if db.options.max_iterations and db.iteration > db.options.max_iterations:
             break
         news = _round(db, sp, sp.loop, stats)
         if not any(news.values()):
             break
+
+
+def _loop(db: Database, sp: StratumPlan, stats: Stats) -> None:
+    """The semi-naive rounds of a recursive stratum, pipelined when they can be.
+
+    Each round is planned to its physical plan and checkpointed lazily; its job then
+    computes and stores the new versions. Pipelined, that job runs on a worker thread while
+    this thread swaps the versions in and plans the next round over them (SQL analysis,
+    optimization, physical planning: about a third of a small round). When the job ends,
+    the round is booked as a sequential one is; if it derived nothing, the plan made
+    meanwhile is dropped unrun. Rounds, jobs, versions and stats are the same either way;
+    only the driver's seconds overlap the job's.
+
+    A plan that starts jobs while it is prepared (a broadcast, a kernel making symbols)
+    is not planned ahead: the jobs of a round that may never run would start early.
+    """
+    from concurrent.futures import ThreadPoolExecutor
+
+    from pyspark.util import inheritable_thread_target
+
+    limit = db.options.max_iterations
+    within = lambda iteration: not limit or iteration <= limit
+    if not within(1):
+        return
+    db.iteration = 1
+    ahead: list[_Step] | None = _plan_round(db, sp, sp.loop)
+    overlap = (db.options.pipelined and not any(creates_symbols(k) for k in sp.loop)
+               and not _starts_jobs(ahead))
+    # the caller's local properties and tags (scheduler pool, job tags) apply to the jobs
+    compute = inheritable_thread_target(db.spark)(_compute) if overlap else _compute
+    worker = ThreadPoolExecutor(1, thread_name_prefix="sparklog-round") if overlap else None
+    finished = time.perf_counter()
+    try:
+        while ahead is not None:
+            current, iteration, ahead = ahead, db.iteration, None
+            job = worker.submit(compute, db, current) if worker else compute(db, current)
+            previous = _swap(db, current)
+            if worker and within(iteration + 1):
+                db.iteration = iteration + 1
+                ahead = _plan_round(db, sp, sp.loop)
+            if job is not None:
+                job.result()
+            now = time.perf_counter()
+            news = _book_round(db, sp, current, stats, iteration, round(now - finished, 4))
+            finished = now
+            for version in previous:
+                db.release(version)
+            if not any(news.values()):
+                break
+            if not worker and within(iteration + 1):
+                db.iteration = iteration + 1
+                ahead = _plan_round(db, sp, sp.loop)
+    finally:
+        if worker:
+            worker.shutdown()
+
+
+def _starts_jobs(steps: list[_Step]) -> bool:
+    """Whether preparing the round's physical plan started jobs (broadcasts, subqueries)."""
+    for step in steps:
+        text = step.new.source.queryExecution().executedPlan().toString()
+        if "BroadcastExchange" in text or "Subquery" in text:
+            return True
+    return False
+
+
+def _compute(db: Database, steps: list[_Step]) -> None:
+    """Run a planned round's jobs: compute and store its lazily checkpointed versions."""
+    sc = db.spark.sparkContext
+    for step in steps:
+        sc.setJobGroup(step.group, step.description)
+        rdd = _stored_rdd(step.full)
+        if rdd is not None:
+            rdd.doCheckpoint()  # one job: what an eager local checkpoint runs
 
 
 @dataclass
@@ -393,6 +475,7 @@ class _Step:
     derives: bool  # whether any kernel feeds this step (else there is nothing to count)
     new: Metrics
     group: str = ""
+    description: str = ""
 
 
 def _plan(db: Database, sp: StratumPlan, kernels: tuple[Kernel, ...]) -> list[_Step]:
@@ -404,7 +487,20 @@ def _plan(db: Database, sp: StratumPlan, kernels: tuple[Kernel, ...]) -> list[_S
             continue
         full, new = db.insert(relation, _derive(db, relation, mine), db.iteration)
         _collect_symbols(db, mine)
-        steps.append(_Step(relation, full, bool(mine), new))
+        group = f"{db.prefix}-s{sp.stratum.index}-i{db.iteration}-{relation}"
+        description = f"sparklog stratum {sp.stratum.index} iteration {db.iteration}: {relation}"
+        steps.append(_Step(relation, full, bool(mine), new, group, description))
+    return steps
+
+
+def _plan_round(db: Database, sp: StratumPlan, kernels: tuple[Kernel, ...]) -> list[_Step]:
+    """A round planned to its physical plan and checkpointed lazily: no job runs, except
+    those its plan starts while it is prepared (see _starts_jobs)."""
+    sc = db.spark.sparkContext
+    steps = _plan(db, sp, kernels)
+    for step in steps:
+        sc.setJobGroup(step.group, step.description)
+        step.full = _checkpoint(step.full, db.options, eager=False)
     return steps
 
 
@@ -417,40 +513,51 @@ def _round(db: Database, sp: StratumPlan, kernels: tuple[Kernel, ...], stats: St
     # The first version of a recursive stratum is stored by round 1's job (Database.defer).
     eager = not (db.options.defers and sp.stratum.recursive and db.iteration == 0)
     for step in steps:
-        step.group = f"{db.prefix}-s{sp.stratum.index}-i{db.iteration}-{step.relation}"
-        sc.setJobGroup(step.group, f"sparklog stratum {sp.stratum.index} "
-                       f"iteration {db.iteration}: {step.relation}")
+        sc.setJobGroup(step.group, step.description)
         step.full = _checkpoint(step.full, db.options, eager)
     seconds = round(time.perf_counter() - started, 4)
-    db.settle()  # deferred versions this round's jobs computed
-    tracker = sc.statusTracker()
-    news = {relation: 0 for relation in sp.relations}
-    iteration = db.iteration
-    for step in steps:
-        def book(step: _Step = step, jobs: int | None = None) -> list[Any]:
-            news[step.relation] = new_rows = db.add_new(step.relation, step.new.get)
-            stats.add(**_record(db, sp, step.relation, iteration, new_rows,
-                                derivations(step.new.source, db.exchanges,
-                                            f"{sp.stratum.index}/{step.relation}/"
-                                            f"{min(iteration, 1)}") if step.derives else 0),
-                      seconds=seconds if jobs is None else 0.0,
-                      spark_jobs=len(tracker.getJobIdsForGroup(step.group)) if jobs is None
-                      else jobs)
-            return []
-        if eager:
-            book()
-    for step in steps:  # versions are swapped only after the round
-        previous = db.replace(step.relation, step.full)
-        if eager:
-            db.release(previous)
-        else:  # its rows, metrics and time belong to the job that reads it, and it reads
-            # the previous version: that is released once this one is computed
+    if not eager:  # its rows, metrics and time belong to the job that reads it, and it
+        # reads the previous version: that is released once this one is computed
+        iteration = db.iteration
+        for step, previous in zip(steps, _swap(db, steps)):
             def settle(step: _Step = step, previous: DataFrame | None = previous) -> list[Any]:
-                book(step, jobs=0)
+                _book(db, sp, step, stats, iteration, 0.0, jobs=0)
                 db.release(previous)
                 return []
             db.defer(step.full, settle)
+        return {relation: 0 for relation in sp.relations}
+    news = _book_round(db, sp, steps, stats, db.iteration, seconds)
+    for previous in _swap(db, steps):  # versions are swapped only after the round
+        db.release(previous)
     return news
+
+
+def _swap(db: Database, steps: list[_Step]) -> list[DataFrame | None]:
+    """Make the round's versions the stored ones; return the versions they replace."""
+    return [db.replace(step.relation, step.full) for step in steps]
+
+
+def _book_round(db: Database, sp: StratumPlan, steps: list[_Step], stats: Stats,
+                iteration: int, seconds: float) -> dict[str, int]:
+    """Settle what the round's jobs computed and add its stats records; new rows by relation."""
+    db.settle()  # deferred versions this round's jobs computed
+    news = {relation: 0 for relation in sp.relations}
+    for step in steps:
+        news[step.relation] = _book(db, sp, step, stats, iteration, seconds)
+    return news
+
+
+def _book(db: Database, sp: StratumPlan, step: _Step, stats: Stats, iteration: int,
+          seconds: float, jobs: int | None = None) -> int:
+    """Fold a computed step's metrics into the sizes and add its stats record."""
+    new_rows = db.add_new(step.relation, step.new.get)
+    key = f"{sp.stratum.index}/{step.relation}/{min(iteration, 1)}"
+    if jobs is None:
+        jobs = len(db.spark.sparkContext.statusTracker().getJobIdsForGroup(step.group))
+    stats.add(**_record(db, sp, step.relation, iteration, new_rows,
+                        derivations(step.new.source, db.exchanges, key) if step.derives else 0),
+              seconds=seconds, spark_jobs=jobs)
+    return new_rows
 
 
 def _derive(db: Database, relation: str, kernels: list[Kernel]) -> DataFrame:
