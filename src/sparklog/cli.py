@@ -56,6 +56,9 @@ def _parser() -> argparse.ArgumentParser:
                           "their own, not in the job of the first round that reads them")
     run.add_argument("--no-pipelined", dest="pipelined", action="store_false",
                      help="plan each round only after the previous round's job has ended")
+    run.add_argument("--codegen-rows", type=int, metavar="N",
+                     help="use whole-stage code generation in rounds over at least N stored "
+                          "rows (0: in every round); by default no round uses it")
     loud = run.add_mutually_exclusive_group()
     loud.add_argument("-q", "--quiet", action="store_true")
     loud.add_argument("-v", "--verbose", action="store_true")
@@ -130,7 +133,8 @@ def _run(args) -> int:
         engine = Engine(master=args.master, partitions=args.partitions, conf=_conf(args.conf),
                         checkpoint="reliable" if args.checkpoint_dir else "local",
                         checkpoint_dir=args.checkpoint_dir, deferred=args.deferred,
-                        pipelined=args.pipelined, on_record=progress.record)
+                        pipelined=args.pipelined, codegen_rows=args.codegen_rows,
+                        on_record=progress.record)
         result = engine.run(program, facts_dir=args.facts)
         _write_outputs(program, result, args.output)
     if args.stats:

@@ -70,12 +70,14 @@ class Engine:
                  conf: Mapping[str, str] | None = None, checkpoint: str = "local",
                  checkpoint_dir: str | None = None,
                  max_iterations: int | None = None, deferred: bool = True,
-                 pipelined: bool = True,
+                 pipelined: bool = True, codegen_rows: int | None = None,
                  on_record: Callable[[dict[str, Any]], None] | None = None) -> None:
         from sparklog.spark import session
 
         if checkpoint not in ("local", "reliable"):
             raise UsageError(f"checkpoint must be 'local' or 'reliable', not {checkpoint!r}")
+        if codegen_rows is not None and codegen_rows < 0:
+            raise UsageError(f"codegen_rows must be None or at least 0, not {codegen_rows}")
         self.spark = spark or session.start(master, partitions, dict(conf or {}))
         if spark is not None:
             session.quiet(spark)
@@ -88,7 +90,7 @@ class Engine:
 
         parts = partitions or max(2, self.spark.sparkContext.defaultParallelism)
         self.options = Options(parts, checkpoint, checkpoint_dir, max_iterations, deferred,
-                               pipelined)
+                               pipelined, codegen_rows)
         self.on_record = on_record
 
     def run(self, program: Program | str, inputs: Mapping[str, Any] | None = None,
@@ -101,7 +103,8 @@ class Engine:
         if isinstance(program, str):
             program = Program.from_text(program)
         previous = session.apply_required(self.spark)
-        db = Database(self.spark, program.plan, self.options, sources=program.sources)
+        db = Database(self.spark, program.plan, self.options, sources=program.sources,
+                      whole_stage=previous[session.WHOLE_STAGE] or "true")
         stats = Stats(on_record=self.on_record)
         from py4j.protocol import Py4JError
         from pyspark.errors import PySparkException

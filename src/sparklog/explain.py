@@ -27,7 +27,7 @@ def explain(program, show: set[str], engine=None, facts_dir: Path | None = None)
 
 def iteration_plan(engine, program, facts_dir: Path | None) -> str:
     """The executed plan of the first recursive stratum's first loop iteration."""
-    from sparklog.spark.driver import Database, Stats, _derive, _evaluate_stratum, _round
+    from sparklog.spark.driver import Database, Stats, _evaluate_stratum, _plan, _round
     from sparklog.spark.load import load_inputs
     from sparklog.spark import session
 
@@ -46,10 +46,7 @@ def iteration_plan(engine, program, facts_dir: Path | None) -> str:
             _evaluate_stratum(db, sp, Stats())
         _round(db, loop, loop.preamble, Stats())
         db.iteration = 1
-        relation = loop.relations[0]
-        kernels = [k for k in loop.loop if k.relation == relation]
-        derived = _derive(db, relation, kernels)
-        full, _ = db.insert(relation, derived, 1)
-        return full._jdf.queryExecution().executedPlan().toString()
+        step = _plan(db, loop, loop.loop)[0]  # planned as a run plans it, not run
+        return step.full._jdf.queryExecution().executedPlan().toString()
     finally:
         session.restore(engine.spark, previous)

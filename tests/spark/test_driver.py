@@ -212,3 +212,40 @@ def test_a_job_failing_at_run_time_is_a_one_line_error(spark, program, bad_input
         run(sparklog.Engine(spark=spark, partitions=2), program, inputs={"edge": edges})
     message = str(err.value)
     assert f"Spark failed: {cause}" in message and len(message.splitlines()) == 1, message
+
+
+def test_whole_stage_codegen_only_for_rounds_over_codegen_rows(spark, tmp_path, monkeypatch):
+    """By default no round uses whole-stage code generation; with codegen_rows=N the rounds
+    over at least N stored rows do (all of them with 0), and the run leaves the session's
+    setting as it found it."""
+    from sparklog.gen import write_facts
+    from sparklog.spark import driver
+
+    write_facts(gen.tree(6, "down"), tmp_path / "edge.facts")
+    program = sparklog.Program.from_text(TC)
+    plans = {limit: iteration_plan(sparklog.Engine(spark=spark, partitions=2,
+                                                   codegen_rows=limit), program, tmp_path)
+             for limit in (None, 0)}
+    assert "WholeStageCodegen" not in plans[None] and "*(" not in plans[None], plans[None]
+    assert "*(" in plans[0], plans[0]  # the marker of a whole-stage-generated operator
+
+    chosen = []
+    choose = driver._choose_codegen
+
+    def record(db, sp, kernels):
+        choose(db, sp, kernels)
+        if sp.stratum.recursive and kernels == sp.loop:
+            chosen.append((db.sizes.get("edge", 0) + db.sizes.get("tc", 0),
+                           spark.conf.get("spark.sql.codegen.wholeStage")))
+
+    monkeypatch.setattr(driver, "_choose_codegen", record)
+    spark.conf.set("spark.sql.codegen.wholeStage", "true")
+    try:
+        result = run(sparklog.Engine(spark=spark, partitions=2, codegen_rows=40), TC,
+                     inputs={"edge": edges_df(spark, gen.chain(12))})
+        assert result.size("tc") == 78
+        assert all((rows >= 40) == (on == "true") for rows, on in chosen), chosen
+        assert {on for _, on in chosen} == {"true", "false"}, chosen  # both kinds of round
+        assert spark.conf.get("spark.sql.codegen.wholeStage") == "true"  # restored
+    finally:
+        spark.conf.unset("spark.sql.codegen.wholeStage")

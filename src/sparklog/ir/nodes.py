@@ -115,6 +115,20 @@ class Kernel:
     def scans(self) -> list[Scan]:
         return [s for s in self.steps if isinstance(s, Scan)]
 
+    def reads(self) -> set[str]:
+        """Every relation the kernel reads: scanned, negated or aggregated over."""
+        def of(steps: tuple[Step, ...]) -> set[str]:
+            out: set[str] = set()
+            for s in steps:
+                if isinstance(s, Scan):
+                    out.add(s.relation)
+                elif isinstance(s, AntiJoin):
+                    out.add(s.atom.relation)
+                elif isinstance(s, AggregateJoin):
+                    out |= of(s.body)
+            return out
+        return of(self.steps)
+
 
 @dataclass(frozen=True)
 class StratumPlan:

@@ -25,6 +25,9 @@ REQUIRED_CONF = {
     "spark.sql.ansi.enabled": "false",
     "spark.sql.autoBroadcastJoinThreshold": "-1",
 }
+# Settings a run switches round by round (driver._choose_codegen); saved and restored.
+WHOLE_STAGE = "spark.sql.codegen.wholeStage"
+SWITCHED_CONF = (WHOLE_STAGE,)
 
 
 def java_problem() -> str | None:
@@ -107,7 +110,7 @@ def quiet(spark) -> None:
 
 def apply_required(spark) -> dict[str, str | None]:
     """Set the settings sparklog depends on; return the previous values to restore."""
-    previous = {}
+    previous = {key: spark.conf.get(key, None) for key in SWITCHED_CONF}
     for key, value in REQUIRED_CONF.items():
         previous[key] = spark.conf.get(key, None)
         spark.conf.set(key, value)
