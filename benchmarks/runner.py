@@ -1,8 +1,9 @@
 """Benchmark runner: every system on every workload, checked, timed, written to results/.
 
-One local[2] SparkSession is shared by all systems. Per (workload, system): one warm-up run
-per system first (on a small workload, before any measurement), then ``repeat`` measured
-runs, interleaved across systems (run 1 of every system, then run 2, ...; each pass rotates
+One local[2] SparkSession is shared by all systems. First ``--warmup-runs`` passes over
+every system on a small workload (the JVM keeps compiling Spark's hot paths for dozens of
+runs; a single warm-up left a measured run's place in the order worth 10-15%), then per
+workload ``repeat`` measured runs, interleaved across systems (run 1 of every system, then run 2, ...; each pass rotates
 the order, see ``rotated``) so that noise on the shared machine spreads over all systems
 rather than hitting one.
 
@@ -33,10 +34,12 @@ from . import peers, workloads
 DEFAULT_WORKLOADS = "chain:200,tree-down:12,tree-up:12"
 DEFAULT_SYSTEMS = "sparklog,typical,expert,sql"
 DEFAULT_WARMUP = "chain:30"
-SYSTEM_ORDER = ("sparklog", "sparklog-eager", "sparklog-serial", "typical", "expert", "sql")
+SYSTEM_ORDER = ("sparklog", "sparklog-eager", "sparklog-serial", "sparklog-codegen", "typical",
+                "expert", "sql")
 # sparklog with a mechanism switched off, to measure what the mechanism is worth
 SPARKLOG_VARIANTS = {"sparklog": {}, "sparklog-eager": {"deferred": False},
-                     "sparklog-serial": {"pipelined": False}}
+                     "sparklog-serial": {"pipelined": False},
+                     "sparklog-codegen": {"codegen_rows": 0}}
 DEFAULT_OUT = Path(__file__).resolve().parent / "results"
 
 TC_PROGRAM = """\
@@ -302,6 +305,7 @@ def run(args: argparse.Namespace) -> int:
             "systems": names,
             "repeat": args.repeat,
             "warmup": args.warmup,
+            "warmup_runs": args.warmup_runs,
             "timing": "system call + count() of its result; distinct-pair check after the clock stops",
         },
         "skipped": skipped,
@@ -314,16 +318,17 @@ def run(args: argparse.Namespace) -> int:
             return "SQL WITH RECURSIVE (UNION ALL) enumerates paths: runs only on DAGs"
         return None
 
-    # one warm-up run per system
+    # warm-up passes over every system
     if args.warmup != "none":
         warm = wls[0] if args.warmup == "first" else workloads.make(args.warmup)
         warm_edges = edges_dataframe(spark, warm)
-        for system, fn in systems.items():
-            if applicable(system, warm):
-                continue
-            r = run_once(spark, system, fn, warm, warm_edges, "warmup")
-            status = r.get("error") or f"{r['seconds']:.2f}s ok={r['ok']}"
-            log(f"warm-up {system:9} {warm.name:14} {status}")
+        for rep in range(args.warmup_runs):
+            for system in rotated(list(systems), rep):
+                if applicable(system, warm):
+                    continue
+                r = run_once(spark, system, systems[system], warm, warm_edges, "warmup")
+                status = r.get("error") or f"{r['seconds']:.2f}s ok={r['ok']}"
+                log(f"warm-up {rep + 1} {system:9} {warm.name:14} {status}")
 
     for wl in wls:
         edges_df = edges_dataframe(spark, wl)
@@ -379,6 +384,12 @@ def _ratio(a: float | None, b: float | None) -> str:
     return "—" if a is None or not b else f"{a / b:.2f}×"
 
 
+def _warmup_text(config: dict[str, Any]) -> str:
+    if config.get("warmup", "none") == "none":
+        return "no warm-up · "
+    return f"{config.get('warmup_runs', 1)} warm-up runs per system on {config['warmup']} · "
+
+
 def markdown(report: dict[str, Any]) -> str:
     m = report["machine"]
     lines = [
@@ -387,7 +398,8 @@ def markdown(report: dict[str, Any]) -> str:
         f"{m['date']} · {m['nproc']} cores ({m['cpu_model']}) · {m['memory_gib']} GiB · "
         f"Python {m['python']} · PySpark {m['pyspark']} · Java {m['java']} · "
         f"{m['spark_master']}, {m['shuffle_partitions']} shuffle partitions · "
-        f"{report['config']['repeat']} runs each, medians shown. Load average (1/5/15 min) "
+        f"{_warmup_text(report['config'])}{report['config']['repeat']} runs each, medians "
+        f"shown. Load average (1/5/15 min) "
         f"at start {' '.join(m.get('loadavg_start') or ['?'])}, at end "
         f"{' '.join(m.get('loadavg_end') or ['?'])}.",
         "",
@@ -471,8 +483,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help=f"comma-separated subset of {DEFAULT_SYSTEMS} (default: all)")
     p.add_argument("--out", default=str(DEFAULT_OUT), help="output folder (default benchmarks/results)")
     p.add_argument("--warmup", default=DEFAULT_WARMUP,
-                   help=f"workload for the one warm-up run per system, 'first' for the first "
+                   help=f"workload for the warm-up runs, 'first' for the first "
                         f"workload, or 'none' (default {DEFAULT_WARMUP})")
+    p.add_argument("--warmup-runs", type=int, default=5,
+                   help="warm-up runs per system before any measurement (default 5)")
     p.add_argument("--shuffle-partitions", type=int, default=4, help="session's spark.sql.shuffle.partitions (default 4)")
     p.add_argument("--render", metavar="JSON",
                    help="only rewrite latest.md beside JSON (a latest.json) from it, running nothing")
@@ -489,4 +503,6 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.repeat < 1:
         raise SystemExit("--repeat must be >= 1")
+    if args.warmup_runs < 1:
+        raise SystemExit("--warmup-runs must be >= 1 (use --warmup none for no warm-up)")
     return run(args)
