@@ -84,6 +84,7 @@ def test_parse_error_exit_code_and_caret(tc_dir, capsys):
 def test_check_ok_and_usage_errors(tc_dir, capsys):
     assert main(["check", str(tc_dir / "tc.dl")]) == 0
     assert main(["run", str(tc_dir / "tc.dl"), "--conf", "novalue"]) == 2
+    assert main(["run", str(tc_dir / "tc.dl"), "--codegen-rows", "-1"]) == 2
     with pytest.raises(SystemExit) as exit_:
         main(["run"])
     assert exit_.value.code == 2
@@ -147,7 +148,8 @@ def test_the_readme_command_in_a_fresh_process_prints_only_its_result():
 
 
 @pytest.mark.parametrize("flags, first_jobs",
-                         [((), 0), (("--no-deferred",), 1), (("--no-pipelined",), 0)])
+                         [((), 0), (("--no-deferred",), 1), (("--no-pipelined",), 0),
+                          (("--codegen-rows", "0"), 0)])
 def test_no_deferred_gives_the_first_version_its_own_job(spark, tc_dir, flags, first_jobs):
     import json
 
