@@ -54,7 +54,7 @@ class Options:
     # Round k+1 is planned while round k's job runs (local checkpoints only).
     pipelined: bool = True
     # Rounds reading at least this many stored rows use whole-stage code generation, the
-    # others run without it (see _choose_codegen). None: no round uses it; 0: every round
+    # others run without it (see Database.use_codegen). None: no round uses it; 0: every round
     # does, as the session would by default.
     codegen_rows: int | None = None
 
@@ -282,6 +282,25 @@ class Database:
         df.createOrReplaceTempView(f"{self.prefix}_{relation}")
         return previous
 
+    def use_codegen(self, rows: int) -> None:
+        """Whole-stage code generation for what is planned next only over many rows, if ever.
+
+        Generating a stage's Java, looking up its compiled class, and cleaning and shipping
+        the closure that runs it are fixed costs per stage and round, paid on the driver
+        before any tuple moves; a round over a few thousand tuples spends about a tenth of
+        its time on them. Per tuple, generated code did not pay them back on this project's
+        2-core machine at any size measured (TC rounds over relations of up to 17 million
+        tuples ran 13-25% faster without it), so by default nothing uses it.
+        ``codegen_rows`` brings it back for plans over at least that many ``rows``. The
+        session's setting is restored after the run; a session that turned it off keeps
+        it off.
+        """
+        threshold = self.options.codegen_rows
+        wanted = self.whole_stage if threshold is not None and rows >= threshold else "false"
+        if wanted != self._whole_stage_set:
+            self.spark.conf.set(WHOLE_STAGE, wanted)
+            self._whole_stage_set = wanted
+
     # -- deferred versions -----------------------------------------------------------
     def defer(self, df: DataFrame, settle: Callable[[], list[Any]]) -> None:
         """Register a lazily checkpointed version and the bookkeeping its metrics feed.
@@ -502,28 +521,10 @@ def _plan(db: Database, sp: StratumPlan, kernels: tuple[Kernel, ...]) -> list[_S
 
 
 def _choose_codegen(db: Database, sp: StratumPlan, kernels: tuple[Kernel, ...]) -> None:
-    """Whole-stage code generation for a round only when it reads many rows, if ever.
-
-    Generating a stage's Java, looking up its compiled class, and cleaning and shipping the
-    closure that runs it are fixed costs per stage and round, paid on the driver before any
-    tuple moves; a round over a few thousand tuples spends about a tenth of its time on
-    them. Per tuple, generated code did not pay them back on this project's 2-core machine
-    at any size measured (TC rounds over relations of up to 17 million tuples ran 13-25%
-    faster without it), so by default no round uses it. ``codegen_rows`` brings it back
-    for rounds whose relations (read or written; booked sizes, a version not yet settled
-    counting 0) hold at least that many rows. The session's setting is restored after
-    the run, and a session that turned it off keeps it off.
-    """
-    threshold = db.options.codegen_rows
-    if threshold is None:
-        wanted = "false"
-    else:
-        relations = set(sp.relations).union(*(k.reads() for k in kernels))
-        rows = sum(db.sizes.get(r, 0) for r in relations)
-        wanted = db.whole_stage if rows >= threshold else "false"
-    if wanted != db._whole_stage_set:
-        db.spark.conf.set(WHOLE_STAGE, wanted)
-        db._whole_stage_set = wanted
+    """Plan a round with or without whole-stage code generation (Database.use_codegen),
+    by the booked sizes of the relations it reads and writes (one not yet settled: 0)."""
+    relations = set(sp.relations).union(*(k.reads() for k in kernels))
+    db.use_codegen(sum(db.sizes.get(r, 0) for r in relations))
 
 
 def _plan_round(db: Database, sp: StratumPlan, kernels: tuple[Kernel, ...]) -> list[_Step]:

@@ -27,6 +27,7 @@ def load_inputs(db, program, inputs: dict[str, Any], facts_dir: Path) -> None:
             raise UsageError(f"input for undeclared relation {name}")
     rep = Reporter(missing_inputs(program, inputs, facts_dir))
     rep.raise_if_any(DataError, program.sources)
+    db.use_codegen(0)  # input sizes are not known before they are read
     data: dict[str, list[DataFrame]] = {}
     checks: dict[str, list[tuple[Source, Metrics]]] = {}
     for d in program.checked.inputs():

@@ -25,7 +25,7 @@ REQUIRED_CONF = {
     "spark.sql.ansi.enabled": "false",
     "spark.sql.autoBroadcastJoinThreshold": "-1",
 }
-# Settings a run switches round by round (driver._choose_codegen); saved and restored.
+# Settings a run switches round by round (driver.Database.use_codegen); saved and restored.
 WHOLE_STAGE = "spark.sql.codegen.wholeStage"
 SWITCHED_CONF = (WHOLE_STAGE,)
 
