@@ -56,9 +56,9 @@ def _parser() -> argparse.ArgumentParser:
                           "their own, not in the job of the first round that reads them")
     run.add_argument("--no-pipelined", dest="pipelined", action="store_false",
                      help="plan each round only after the previous round's job has ended")
-    run.add_argument("--codegen-rows", type=int, metavar="N",
-                     help="use whole-stage code generation in rounds over at least N stored "
-                          "rows (0: in every round); by default no round uses it")
+    run.add_argument("--codegen-rows", type=int, default=1_000_000, metavar="N",
+                     help="use whole-stage code generation only in rounds over at least N "
+                          "stored rows (0: in every round; default %(default)s)")
     loud = run.add_mutually_exclusive_group()
     loud.add_argument("-q", "--quiet", action="store_true")
     loud.add_argument("-v", "--verbose", action="store_true")

@@ -70,7 +70,7 @@ class Engine:
                  conf: Mapping[str, str] | None = None, checkpoint: str = "local",
                  checkpoint_dir: str | None = None,
                  max_iterations: int | None = None, deferred: bool = True,
-                 pipelined: bool = True, codegen_rows: int | None = None,
+                 pipelined: bool = True, codegen_rows: int | None = 1_000_000,
                  on_record: Callable[[dict[str, Any]], None] | None = None) -> None:
         from sparklog.spark import session
 

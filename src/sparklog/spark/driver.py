@@ -56,7 +56,7 @@ class Options:
     # Rounds reading at least this many stored rows use whole-stage code generation, the
     # others run without it (see Database.use_codegen). None: no round uses it; 0: every round
     # does, as the session would by default.
-    codegen_rows: int | None = None
+    codegen_rows: int | None = 1_000_000
 
     @property
     def defers(self) -> bool:
@@ -283,17 +283,17 @@ class Database:
         return previous
 
     def use_codegen(self, rows: int) -> None:
-        """Whole-stage code generation for what is planned next only over many rows, if ever.
+        """Whole-stage code generation for what is planned next only over many ``rows``.
 
         Generating a stage's Java, looking up its compiled class, and cleaning and shipping
         the closure that runs it are fixed costs per stage and round, paid on the driver
-        before any tuple moves; a round over a few thousand tuples spends about a tenth of
-        its time on them. Per tuple, generated code did not pay them back on this project's
-        2-core machine at any size measured (TC rounds over relations of up to 17 million
-        tuples ran 13-25% faster without it), so by default nothing uses it.
-        ``codegen_rows`` brings it back for plans over at least that many ``rows``. The
-        session's setting is restored after the run; a session that turned it off keeps
-        it off.
+        before any tuple moves. A JFR profile of a tree(12) run put a fifth of the driver's
+        samples in that cleaning and a tenth in generating code, and rounds over a few
+        thousand tuples ran 0.92x as long without it (paired runs, 2-core machine). Over
+        millions of rows the measurements here were mixed (Lederberg: 0.76x without it in
+        one set of runs, 1.27x in another), so rounds over at least ``codegen_rows`` rows
+        keep the session's setting. The setting is restored after the run; a session that
+        turned it off keeps it off.
         """
         threshold = self.options.codegen_rows
         wanted = self.whole_stage if threshold is not None and rows >= threshold else "false"
@@ -441,13 +441,13 @@ def _loop(db: Database, sp: StratumPlan, stats: Stats) -> None:
     if not within(1):
         return
     db.iteration = 1
+    finished = time.perf_counter()  # a round's seconds run from the previous one's end
     ahead: list[_Step] | None = _plan_round(db, sp, sp.loop)
     overlap = (db.options.pipelined and not any(creates_symbols(k) for k in sp.loop)
                and not _starts_jobs(ahead))
     # the caller's local properties and tags (scheduler pool, job tags) apply to the jobs
     compute = inheritable_thread_target(db.spark)(_compute) if overlap else _compute
     worker = ThreadPoolExecutor(1, thread_name_prefix="sparklog-round") if overlap else None
-    finished = time.perf_counter()
     try:
         while ahead is not None:
             current, iteration, ahead = ahead, db.iteration, None
