@@ -125,6 +125,9 @@ class Metrics:
     def __init__(self, spark: SparkSession, name: str) -> None:
         self._spark, self.name = spark, name
         self.source: Any = None  # the JVM Dataset whose action computes the metrics
+        # Per-partition counts of the whole stored version, when its placement had to be
+        # restored after the union (Database.insert); then the sizes are not running sums.
+        self.placed: Metrics | None = None
 
     def on(self, jdf: Any, first: Column, rest: Any) -> Any:
         """``jdf`` observed; ``rest`` is a Seq of the expressions after ``first``."""
@@ -222,26 +225,37 @@ class Database:
 
     # -- storage ---------------------------------------------------------------------
     def per_partition(self) -> tuple[Column, Any]:
-        """Row counts per partition as observed metrics: sizes without an extra job.
+        """The row count ``n`` and the counts per partition ``p0..``, as observed metrics:
+        sizes without an extra job. Returned as the first expression and a Seq of the rest,
+        the shape Dataset.observe takes.
 
         The union of full and new keeps partition indexes (both are co-partitioned), so a
-        relation's partition sizes are the running sums of these counts. Returned as the
-        first expression and a Seq of the rest, the shape Dataset.observe takes.
+        relation's partition sizes are the running sums of the new rows' counts. The delta
+        is ``n``, never the sum of the ``p``: if a partition index fell outside ``p0..``, a
+        sum would silently miss rows and end a recursion early.
         """
         if self._per_partition is None:
             pid = F.spark_partition_id()
             counts = [F.sum(F.when(pid == p, 1).otherwise(0)).alias(f"p{p}")
                       for p in range(self.options.partitions)]
-            self._per_partition = (counts[0], _seq(self.spark, counts[1:]))
+            self._per_partition = (F.count(F.lit(1)).alias("n"), _seq(self.spark, counts))
         return self._per_partition
 
-    def add_new(self, relation: str, metrics: dict[str, int]) -> int:
-        """Fold one round's observed per-partition counts into the relation's sizes."""
-        counts = [metrics.get(f"p{p}") or 0 for p in range(self.options.partitions)]
-        sizes = self.partition_sizes.setdefault(relation, [0] * self.options.partitions)
-        self.partition_sizes[relation] = [a + b for a, b in zip(sizes, counts)]
-        self.sizes[relation] = sum(self.partition_sizes[relation])
-        return sum(counts)
+    def add_new(self, relation: str, metrics: Metrics) -> int:
+        """Fold one round's observed counts into the relation's sizes; the new rows."""
+        parts = range(self.options.partitions)
+        new = metrics.get
+        if metrics.placed is not None:  # placement restored: counts of the whole version
+            placed = metrics.placed.get
+            sizes = [placed.get(f"p{p}") or 0 for p in parts]
+        else:
+            counts = [new.get(f"p{p}") or 0 for p in parts]
+            assert sum(counts) == new["n"], (relation, new)  # placement checked in insert
+            before = self.partition_sizes.get(relation, [0] * len(parts))
+            sizes = [a + b for a, b in zip(before, counts)]
+        self.partition_sizes[relation] = sizes
+        self.sizes[relation] = sum(sizes)
+        return int(new["n"])
 
     def columns(self, relation: str) -> _Columns:
         key = (id(self.spark.sparkContext._gateway), self.layout(relation))
@@ -271,9 +285,49 @@ class Database:
             full = new
         else:  # (3) same columns in the same order
             full = old._jdf.select(cols.aged if iteration >= 1 else cols.stored).union(new)
+        if not self.placed(relation, full):  # (4) only if Spark lost the placement
+            full = self._restore_placement(relation, full, metrics)
         full = full.sortWithinPartitions(cols.sort)
         metrics.source = full
+        if metrics.placed is not None:
+            metrics.placed.source = full
         return DataFrame(full, self.spark), metrics
+
+    def placed(self, relation: str, jdf: Any) -> bool:
+        """Whether the planned ``jdf`` is hash-partitioned as the relation's layout says.
+
+        Spark can lose the placement while planning: a head constant in a bucket column
+        (``add(a, 0, a)``) is folded into the partitioning expression, which then names no
+        column, and the union of old and new is no longer partitioner-aware (2P partitions).
+        Every join and anti-join against the version would then reshuffle it, and rows in
+        partitions past P escape the per-partition counts. One string from the JVM.
+        """
+        text = jdf.queryExecution().executedPlan().outputPartitioning().toString()
+        match = re.fullmatch(r"hashpartitioning\((.*), (\d+)\)", text)
+        if match is None or int(match.group(2)) != self.options.partitions:
+            return False
+        layout = self.layout(relation)
+        names = [e.split("#")[0] for e in match.group(1).split(", ")]
+        return names == [f"c{k}" for k in layout.key] + [SB]
+
+    def _restore_placement(self, relation: str, full: Any, metrics: Metrics) -> Any:
+        """``full`` shuffled to its home again, behind a projection Spark cannot fold.
+
+        ``spark_partition_id() >= 0`` is always true, but not a constant to the optimizer,
+        so no literal reaches the partitioning expression. This shuffles the whole version,
+        once: the next round reads a correctly placed checkpoint.
+        """
+        cols = self.columns(relation)
+        always = F.spark_partition_id() >= 0
+        layout = self.layout(relation)
+        names = [f"c{i}" for i in range(layout.arity)] + [SB]
+        kept = [F.when(always, F.col(c)).alias(c)._jc for c in names] + [F.col(IT)._jc]
+        full = full.select(_seq(self.spark, kept)).repartition(self.options.partitions,
+                                                               cols.keys).select(cols.stored)
+        metrics.placed = Metrics(self.spark, f"placed_{metrics.name}")
+        full = metrics.placed.on(full, *self.per_partition())
+        assert self.placed(relation, full), (relation, full.queryExecution().executedPlan())
+        return full
 
     def replace(self, relation: str, df: DataFrame) -> DataFrame | None:
         """Make ``df`` the stored relation (and its view); return the previous version."""
@@ -584,12 +638,14 @@ def _book_round(db: Database, sp: StratumPlan, steps: list[_Step], stats: Stats,
 def _book(db: Database, sp: StratumPlan, step: _Step, stats: Stats, iteration: int,
           seconds: float, jobs: int | None = None) -> int:
     """Fold a computed step's metrics into the sizes and add its stats record."""
-    new_rows = db.add_new(step.relation, step.new.get)
+    new_rows = db.add_new(step.relation, step.new)
     key = f"{sp.stratum.index}/{step.relation}/{min(iteration, 1)}"
     if jobs is None:
         jobs = len(db.spark.sparkContext.statusTracker().getJobIdsForGroup(step.group))
+    # a round whose placement was restored has a second home Exchange above the first
+    hint = db.exchanges if step.new.placed is None else None
     stats.add(**_record(db, sp, step.relation, iteration, new_rows,
-                        derivations(step.new.source, db.exchanges, key) if step.derives else 0),
+                        derivations(step.new.source, hint, key) if step.derives else 0),
               seconds=seconds, spark_jobs=jobs)
     return new_rows
 
@@ -622,7 +678,7 @@ def derivations(executed: Any, hint: dict[str, int] | None = None, key: str = ""
         if node is not None and _is_home_exchange(node):
             return int(node.metrics().apply("shuffleRecordsWritten").value())
     lines = plan.numberedTreeString().splitlines()
-    for line in lines:
+    for line in reversed(lines):  # the deepest: the one a restored placement adds is above
         number, _, text = line.partition(" ")
         home = re.search(r"Exchange .*REPARTITION_BY_NUM, \[plan_id=(\d+)\]", text)
         if home is None:

@@ -61,7 +61,7 @@ def load_inputs(db, program, inputs: dict[str, Any], facts_dir: Path) -> None:
             bad.source = new.source  # the same plan observes both
 
         def settle(name: str = name, new: Any = new) -> list[Any]:
-            db.add_new(name, new.get)
+            db.add_new(name, new)
             return [first_bad_line(source, db.kinds(name))
                     for source, bad in checks.get(name, []) if bad.get.get("bad", 0)]
 
