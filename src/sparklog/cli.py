@@ -7,11 +7,20 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
+import signal
 import sys
+import threading
+from contextlib import contextmanager
 from pathlib import Path
 
-from sparklog.errors import SparklogError, UsageError
+from sparklog.errors import (DataError, Diagnostic, OutputError, ParseError, SparklogError,
+                             UsageError)
+
+# Set by the first Ctrl-C: whatever then fails (a cancelled job, a py4j call cut short) is
+# reported as the interrupt it is, with exit code 130.
+_INTERRUPTED = threading.Event()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -20,6 +29,14 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "command", None):
         parser.print_help()
         return 2
+    _quiet_internals()
+    try:
+        return _dispatch(args)
+    except KeyboardInterrupt:
+        return _interrupted()
+
+
+def _dispatch(args) -> int:
     from py4j.protocol import Py4JError
     from pyspark.errors import PySparkException
 
@@ -28,14 +45,72 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return args.func(args)
     except SparklogError as exc:
+        if _INTERRUPTED.is_set():
+            return _interrupted()
         print(exc.render(), file=sys.stderr)
         return exc.exit_code
     except (PySparkException, Py4JError) as exc:  # e.g. an output directory not writable
+        if _INTERRUPTED.is_set():
+            return _interrupted()
         print(f"error: {spark_message(exc)}", file=sys.stderr)
         return 1
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return 130
+
+
+def _interrupted() -> int:
+    print("interrupted", file=sys.stderr)
+    return 130
+
+
+def _quiet_internals() -> None:
+    """No tracebacks from libraries: py4j logs one on the root logger when Ctrl-C cuts a
+    call short (and logging would then configure itself to print it), and threads print
+    theirs when an interrupt ends their work. main() reports the error once."""
+    _INTERRUPTED.clear()
+    root = logging.getLogger()
+    if not root.handlers:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setLevel(logging.WARNING)
+        handler.addFilter(lambda r: "py4j" not in r.pathname and not r.exc_info)
+        root.addHandler(handler)
+    if getattr(threading.excepthook, "sparklog", False):
+        return
+    previous = threading.excepthook
+
+    def hook(args) -> None:
+        if not _INTERRUPTED.is_set():
+            previous(args)
+
+    hook.sparklog = True
+    threading.excepthook = hook
+
+
+@contextmanager
+def _interrupts(spark):
+    """Within: replace pyspark's Ctrl-C handler, which calls into the JVM from the main
+    thread while that thread may be waiting in the middle of another call. Cancel every
+    job from a thread of its own instead, then interrupt the main thread."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    sc = spark.sparkContext
+
+    def cancel() -> None:
+        try:
+            sc.cancelAllJobs()
+        except Exception:  # the JVM may be gone already; the interrupt is reported anyway
+            pass
+
+    def on_sigint(signum, frame) -> None:
+        if not _INTERRUPTED.is_set():
+            _INTERRUPTED.set()
+            threading.Thread(target=cancel, name="sparklog-cancel", daemon=True).start()
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGINT, on_sigint)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -88,61 +163,122 @@ def _spark_options(p: argparse.ArgumentParser) -> None:
 
 
 def _conf(pairs: list[str]) -> dict[str, str]:
+    """--conf KEY=VALUE pairs, as spark-submit takes them: a key that does not start
+    with ``spark.`` is ignored with a warning; a missing ``=`` or key is a usage error."""
     out = {}
     for pair in pairs:
-        if "=" not in pair:
+        key, eq, value = pair.partition("=")
+        key = key.strip()
+        if not eq or not key:
             raise UsageError(f"--conf expects KEY=VALUE, got {pair!r}")
-        key, value = pair.split("=", 1)
-        out[key.strip()] = value
+        if not key.startswith("spark."):
+            print(f"warning: ignoring non-Spark config property: {key}", file=sys.stderr)
+            continue
+        out[key] = value
     return out
 
 
-def _check(args) -> int:
+def _program(path: Path):
+    """Program.from_file, with a file that is not UTF-8 text reported at its first bad byte."""
     from sparklog.engine import Program
+    from sparklog.errors import Span
 
-    program = Program.from_file(args.program)
+    try:
+        return Program.from_file(path)
+    except UnicodeDecodeError as exc:
+        data, at = exc.object, exc.start
+        start = data.rfind(b"\n", 0, at) + 1
+        line = data.count(b"\n", 0, at) + 1
+        col = len(data[start:at].decode("utf-8", "replace")) + 1
+        raise ParseError(Diagnostic(Span(str(path), line, col),
+                                    f"byte 0x{data[at]:02x} is not UTF-8 text "
+                                    "(programs are read as UTF-8)")) from None
+
+
+def _check(args) -> int:
+    program = _program(args.program)
     print(f"{args.program}: ok ({len(program.plan.strata)} strata, "
           f"{sum(len(s.preamble) + len(s.loop) for s in program.plan.strata)} kernels)")
     return 0
 
 
 def _explain(args) -> int:
-    from sparklog.engine import Program
     from sparklog.explain import explain
+    from sparklog.spark import session
 
-    program = Program.from_file(args.program)
+    conf = _conf(args.conf)
+    session.check_master(conf.get("spark.master", args.master))
+    program = _program(args.program)
     show = {s.strip() for s in args.show.split(",")}
     engine = None
     if "spark-plan" in show:
         from sparklog.engine import Engine
 
-        engine = Engine(master=args.master, partitions=args.partitions, conf=_conf(args.conf))
+        engine = Engine(master=args.master, partitions=args.partitions, conf=conf)
+        with _interrupts(engine.spark):
+            print(explain(program, show, engine, args.facts))
+        return 0
     print(explain(program, show, engine, args.facts))
     return 0
 
 
 def _run(args) -> int:
-    from sparklog.engine import Engine, Program
+    from sparklog.engine import Engine
     from sparklog.progress import Progress
+    from sparklog.spark import session
 
-    program = Program.from_file(args.program)
+    conf = _conf(args.conf)
+    session.check_master(conf.get("spark.master", args.master))
     if args.partitions is not None and args.partitions < 1:
         raise UsageError("--partitions must be at least 1")
+    if args.codegen_rows < 0:
+        raise UsageError("--codegen-rows must be at least 0")
+    program = _program(args.program)
+    _check_paths(program, args)
     progress = Progress(enabled=not args.quiet and sys.stderr.isatty(), verbose=args.verbose)
     with progress:
-        engine = Engine(master=args.master, partitions=args.partitions, conf=_conf(args.conf),
+        engine = Engine(master=args.master, partitions=args.partitions, conf=conf,
                         checkpoint="reliable" if args.checkpoint_dir else "local",
                         checkpoint_dir=args.checkpoint_dir, deferred=args.deferred,
                         pipelined=args.pipelined, codegen_rows=args.codegen_rows,
                         on_record=progress.record)
-        result = engine.run(program, facts_dir=args.facts)
-        _write_outputs(program, result, args.output)
+        with _interrupts(engine.spark):
+            result = engine.run(program, facts_dir=args.facts)
+            _write_outputs(program, result, args.output)
     if args.stats:
         _write_json(args.stats, result.stats)
     if args.verbose:
         for r in result.stats:
             print(json.dumps(r), file=sys.stderr)
     return 0
+
+
+def _check_paths(program, args) -> None:
+    """Every file the run reads or writes, checked before Spark starts (which takes
+    seconds), so that a typo in a path does not cost the whole computation."""
+    from sparklog.engine import missing_inputs
+    from sparklog.io.facts import AtomicWriter, output_target
+
+    if args.facts.exists() and not args.facts.is_dir():
+        raise DataError(f"-F {args.facts}: not a directory")
+    problems = missing_inputs(program, {}, args.facts)
+    if problems:
+        raise DataError(problems, program.sources)
+    out = Path(args.output)
+    if args.output != "-" and out.exists() and not out.is_dir():
+        raise OutputError(f"-D {out}: not a directory")
+    for d in program.checked.outputs():
+        kind, path, _ = output_target(d, out)
+        if d.kind == "printsize" or kind == "stdout" or args.output == "-":
+            continue
+        problem = AtomicWriter.problem(kind, path)
+        if problem:
+            problems.append(Diagnostic(d.span, f"cannot write {path}: {problem}"))
+    if problems:
+        raise OutputError(problems, program.sources)
+    problem = args.stats and AtomicWriter.problem("file", args.stats)
+    if problem:
+        raise OutputError(f"--stats {args.stats}: cannot write: {problem}")
 
 
 def _write_outputs(program, result, output: str) -> None:
@@ -182,10 +318,15 @@ def _stdout_block(name: str, df, kinds) -> str:
 
 
 def _write_json(path: Path, records) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(json.dumps(records, indent=1) + "\n")
-    os.replace(tmp, path)
+    """Write atomically; a failure leaves neither a partial file nor the temporary."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp.write_text(json.dumps(records, indent=1) + "\n")
+        os.replace(tmp, path)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise OutputError(f"--stats {path}: cannot write: {exc.strerror or exc}") from None
 
 
 if __name__ == "__main__":

@@ -137,7 +137,12 @@ def spark_message(exc: BaseException) -> str:
 
 def missing_inputs(program: Program, inputs: Mapping[str, Any], facts_dir: Path
                    ) -> list[Diagnostic]:
-    """Input files that do not exist, reported before Spark starts work."""
+    """Input files that do not exist or cannot be read, reported before Spark starts.
+
+    A facts file must be a readable file; a parquet input may be a file or a directory.
+    """
+    import os
+
     from sparklog.io.facts import input_source
 
     rep = Reporter()
@@ -149,6 +154,11 @@ def missing_inputs(program: Program, inputs: Mapping[str, Any], facts_dir: Path
         except DataError as exc:
             rep.diagnostics += exc.diagnostics
             continue
-        if not source.path.exists():
-            rep.error(d.span, f"input file {source.path} for relation {d.relation} not found")
+        path, what = source.path, f"input file {source.path} for relation {d.relation}"
+        if not path.exists():
+            rep.error(d.span, f"{what} not found")
+        elif source.kind == "file" and path.is_dir():
+            rep.error(d.span, f"{what} is a directory")
+        elif not os.access(path, os.R_OK | (os.X_OK if path.is_dir() else 0)):
+            rep.error(d.span, f"{what} is not readable")
     return rep.diagnostics

@@ -103,6 +103,10 @@ class DataError(SparklogError):
     """An input file is missing or does not match its relation's declaration."""
 
 
+class OutputError(SparklogError):
+    """An output file, directory or stats file cannot be written where it was asked for."""
+
+
 class UsageError(SparklogError):
     """The command line or the API was called wrongly."""
 

@@ -23,11 +23,11 @@ import inspect
 import itertools
 import os
 import random
-import tempfile
+import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 
-from sparklog.errors import UsageError
+from sparklog.errors import OutputError, UsageError
 
 Row = tuple[int, ...]
 
@@ -166,9 +166,16 @@ WORKLOADS: dict[str, Callable[..., Iterator[Row]]] = {
 
 
 def write_facts(rows: Iterable[Row], path: str | os.PathLike[str]) -> int:
-    """Write rows tab-separated, one per line, atomically (temp file + os.replace); return the count."""
+    """Write rows tab-separated, one per line, atomically (temp file + os.replace); return the count.
+
+    The file gets the mode any new file gets (0666 less the umask), not mkstemp's 0600.
+    """
     path = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:12]}.tmp")
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    except OSError as exc:
+        raise OutputError(f"gen: cannot write {path}: {exc.strerror or exc}") from None
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as out:
             count = 0
@@ -176,8 +183,11 @@ def write_facts(rows: Iterable[Row], path: str | os.PathLike[str]) -> int:
                 out.write("\t".join(map(str, row)) + "\n")
                 count += 1
         os.replace(tmp, path)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise OutputError(f"gen: cannot write {path}: {exc.strerror or exc}") from None
     except BaseException:
-        os.unlink(tmp)
+        tmp.unlink(missing_ok=True)
         raise
     return count
 
@@ -245,7 +255,12 @@ def _generate(kind: str, args: Sequence[str] | dict[str, object], out_dir: str |
     if weights:
         rows = weighted(rows, seed)
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    if out.exists() and not out.is_dir():
+        raise OutputError(f"gen: -o {out}: not a directory")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise OutputError(f"gen: cannot create directory {out}: {exc.strerror or exc}") from None
     path = out / f"{name}.facts"
     return path, write_facts(rows, path)
 

@@ -213,3 +213,26 @@ def test_cli(tmp_path, capsys):
     for kind in gen.WORKLOADS:
         assert gen.usage(kind) in help_text
     assert "tree DEPTH [DIRECTION=down]" in help_text
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o077, 0o002])
+def test_written_files_get_the_usual_mode_and_no_temporary_stays(tmp_path, umask):
+    old = os.umask(umask)
+    try:
+        path = gen.generate("chain", [3], tmp_path)
+    finally:
+        os.umask(old)
+    assert path.stat().st_mode & 0o777 == 0o666 & ~umask
+    assert [p.name for p in tmp_path.iterdir()] == ["edge.facts"]
+
+
+def test_a_file_as_output_directory(tmp_path):
+    from sparklog.errors import OutputError
+
+    (tmp_path / "afile").write_text("")
+    with pytest.raises(OutputError, match="-o .*afile: not a directory"):
+        gen.generate("chain", [3], tmp_path / "afile")
+    (tmp_path / "d" / "edge.facts").mkdir(parents=True)
+    with pytest.raises(OutputError, match="cannot write .*edge.facts"):
+        gen.generate("chain", [3], tmp_path / "d")
+    assert [p.name for p in (tmp_path / "d").iterdir()] == ["edge.facts"]

@@ -157,9 +157,31 @@ class AtomicWriter:
         self.staged: list[tuple[Path, Path]] = []
         self.dirs: list[Path] = []
 
+    @staticmethod
+    def problem(kind: str, path: Path) -> str | None:
+        """Why an output of ``kind`` cannot be written to ``path`` (None if it can):
+        checked before the run, so that a bad target fails in seconds, not after it."""
+        if kind == "parquet" and path.exists() and not path.is_dir():
+            return "it is a file (parquet output is a directory)"
+        if kind != "parquet" and path.is_dir():
+            return "it is a directory"
+        parent = path.parent
+        while not parent.exists() and not parent.is_symlink() and parent != parent.parent:
+            parent = parent.parent
+        if not parent.is_dir():
+            return f"{parent} is not a directory"
+        if not os.access(parent, os.W_OK | os.X_OK):
+            return f"directory {parent} is not writable"
+        return None
+
     def write(self, kind: str, df: DataFrame, kinds: tuple[str, ...], path: Path,
               delimiter: str) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        from sparklog.errors import OutputError
+
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise OutputError(f"cannot write {path}: {exc.strerror or exc}") from None
         stage = path.parent / f".sparklog-{uuid.uuid4().hex[:12]}"
         self.dirs.append(stage)
         if kind == "parquet":
@@ -177,10 +199,15 @@ class AtomicWriter:
         self.staged.append((target, path))
 
     def commit(self) -> None:
+        from sparklog.errors import OutputError
+
         for staged, final in self.staged:
-            if final.is_dir() and staged.is_dir():
-                shutil.rmtree(final)
-            os.replace(staged, final)
+            try:
+                if final.is_dir() and staged.is_dir():
+                    shutil.rmtree(final)
+                os.replace(staged, final)
+            except OSError as exc:
+                raise OutputError(f"cannot write {final}: {exc.strerror or exc}") from None
         self.cleanup()
 
     def cleanup(self) -> None:

@@ -4,11 +4,16 @@ from __future__ import annotations
 
 import logging
 import os
-from importlib.resources import files
+import re
 import shutil
+import socket
 import subprocess
+import threading
+import warnings
+from importlib.resources import files
+from urllib.parse import urlsplit
 
-from sparklog.errors import UsageError
+from sparklog.errors import SparklogError, UsageError
 
 # Settings every sparklog run needs, applied to the caller's session too.
 # - AQE would coalesce shuffle partitions and undo the co-partitioning of stored relations.
@@ -82,24 +87,186 @@ def _memory_gib() -> int:
 
 def start(master: str = "local[*]", partitions: int | None = None,
           conf: dict[str, str] | None = None):
-    """Start (or join) a SparkSession with sparklog's defaults and quiet logs."""
+    """Start (or join) a SparkSession with sparklog's defaults and quiet logs.
+
+    Problems found before the JVM starts (no Java, a malformed or unreachable master)
+    are reported at once, not after Spark's own retries.
+    """
+    settings = {**default_conf(master, partitions), **(conf or {})}
+    check_master(settings["spark.master"])
     problem = java_problem()
     if problem:
         raise UsageError(problem)
+    check_reachable(settings["spark.master"])
     from pyspark.sql import SparkSession
 
-    settings = {**default_conf(master, partitions), **(conf or {})}
+    _ignore_pyspark_warnings()
     log4j = files("sparklog.spark").joinpath("conf/log4j2.properties")
     java_opts = f"-Dlog4j2.configurationFile=file:{log4j}"
     settings["spark.driver.extraJavaOptions"] = (
         java_opts + " " + settings.get("spark.driver.extraJavaOptions", "")).strip()
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    gateway = _launch_gateway(settings)
     builder = SparkSession.builder
     for key, value in settings.items():
         builder = builder.config(key, value)
-    spark = builder.getOrCreate()
+    spark = _get_or_create(builder, settings["spark.master"], gateway)
     quiet(spark)
     return spark
+
+
+# ---------------------------------------------------------------------------------------
+# Master URLs: the forms SparkContext.createTaskScheduler accepts, checked before Spark starts
+
+_MASTER_FORMS = (
+    re.compile(r"local"),
+    re.compile(r"local\[\s*([1-9][0-9]*|\*)\s*(,\s*[0-9]+\s*)?\]"),
+    re.compile(r"local-cluster\[\s*[1-9][0-9]*\s*,\s*[1-9][0-9]*\s*,\s*[1-9][0-9]*\s*\]"),
+    re.compile(r"yarn"),
+    re.compile(r"k8s://\S+"),
+)
+MASTER_HELP = ("local, local[N], local[*], local[N,F], local-cluster[N,C,M], "
+               "spark://HOST:PORT[,HOST:PORT...], yarn or k8s://URL")
+PROBE_SECONDS = 5.0  # how long a spark:// master may take to accept a connection
+# How long a spark:// master may take to register the application: one of the three 20 s
+# attempts Spark's standalone client makes before it stops the context.
+REGISTRATION_SECONDS = 20.0
+
+
+def check_master(master: str) -> None:
+    """Raise a UsageError unless ``master`` has a form Spark accepts.
+
+    >>> check_master("local[2]"); check_master("spark://a:7077,b:7077")
+    """
+    if any(form.fullmatch(master) for form in _MASTER_FORMS):
+        return
+    if master.startswith("spark://") and _standalone_addresses(master):
+        return
+    raise UsageError(f"invalid Spark master URL {master!r} (expected {MASTER_HELP})")
+
+
+def _standalone_addresses(master: str) -> list[tuple[str, int]]:
+    """(host, port) of each master in ``spark://h1:p1,h2:p2``; [] if one is malformed."""
+    out = []
+    for part in master.removeprefix("spark://").split(","):
+        try:
+            url = urlsplit(f"spark://{part}")
+            host, port = url.hostname, url.port
+        except ValueError:
+            return []
+        if not host or port is None or url.path or url.query or url.username:
+            return []
+        out.append((host, port))
+    return out
+
+
+def check_reachable(master: str, seconds: float = PROBE_SECONDS) -> None:
+    """Fail fast if no master of a ``spark://`` URL accepts a TCP connection.
+
+    Spark's standalone client retries registration three times, 20 s apart (fixed in
+    StandaloneAppClient, no setting bounds it), and then reports only that the context
+    was stopped; a plain connection attempt tells the user in seconds, naming the URL.
+    """
+    if not master.startswith("spark://"):
+        return
+    reasons = []
+    for host, port in _standalone_addresses(master):
+        try:
+            with socket.create_connection((host, port), timeout=seconds):
+                return
+        except socket.timeout:
+            reasons.append(f"{host}:{port}: no answer within {seconds:g} s")
+        except OSError as exc:
+            reasons.append(f"{host}:{port}: {exc.strerror or exc}")
+    raise SparklogError(f"cannot reach the Spark master {master} ({'; '.join(reasons)})")
+
+
+def _get_or_create(builder, master: str, gateway):
+    """builder.getOrCreate(), but for a spark:// master that accepts connections and does
+    not register the application (not a Spark master, a firewall that answers for it),
+    give up after REGISTRATION_SECONDS: stop the JVM sparklog started and say so."""
+    if gateway is None or not master.startswith("spark://"):
+        return builder.getOrCreate()
+    from pyspark import SparkContext
+
+    gave_up = threading.Event()
+
+    def give_up() -> None:
+        gave_up.set()
+        gateway.proc.kill()
+
+    timer = threading.Timer(REGISTRATION_SECONDS, give_up)
+    timer.daemon = True
+    timer.start()
+    try:
+        spark = builder.getOrCreate()
+    except Exception:
+        if not gave_up.is_set():
+            raise
+        spark = None
+    finally:
+        timer.cancel()
+    if gave_up.is_set():
+        SparkContext._gateway = SparkContext._jvm = None  # a later start launches anew
+        raise SparklogError(f"the Spark master {master} did not register this application "
+                            f"within {REGISTRATION_SECONDS:g} s (is a Spark master running "
+                            "there, and reachable from here?)")
+    return spark
+
+
+# ---------------------------------------------------------------------------------------
+# The JVM's stderr, filtered
+
+# Spark's launcher always adds --add-modules=jdk.incubator.vector (JavaModuleOptions), and
+# the JVM then prints this line at start; no JVM option turns it off.
+_INCUBATOR_WARNING = b"WARNING: Using incubator modules:"
+# "Exception in thread ..." lines the JVM printed: a Spark thread died (e.g. a
+# StackOverflowError in the dispatcher); the driver may check this to fail, not hang.
+JVM_THREAD_FAILURES: list[str] = []
+
+
+def _launch_gateway(settings: dict[str, str]):
+    """Start Spark's JVM as pyspark does, its stderr passed on less the incubator line.
+
+    Everything else the JVM writes reaches stderr unchanged (errors at start included).
+    Returns the gateway, or None if pyspark already has a JVM (a running session, or
+    PYSPARK_GATEWAY_PORT).
+    """
+    from pyspark import SparkConf, SparkContext
+    from pyspark.java_gateway import launch_gateway
+
+    if SparkContext._gateway is not None or "PYSPARK_GATEWAY_PORT" in os.environ:
+        return None
+    conf = SparkConf(loadDefaults=False)
+    for key, value in settings.items():
+        conf.set(key, value)  # spark-submit needs them (driver memory, Java options)
+    read, write = os.pipe()
+    threading.Thread(target=_forward_stderr, args=(read,), name="sparklog-jvm-stderr",
+                     daemon=True).start()
+    try:
+        gateway = launch_gateway(conf, popen_kwargs={"stderr": write})
+    finally:
+        os.close(write)  # the JVM holds its own copy; EOF comes when it exits
+    SparkContext._ensure_initialized(gateway=gateway)
+    return gateway
+
+
+def _forward_stderr(fd: int) -> None:
+    with open(fd, "rb") as pipe:
+        for line in pipe:
+            if line.startswith(_INCUBATOR_WARNING):
+                continue
+            if line.startswith(b"Exception in thread"):
+                JVM_THREAD_FAILURES.append(line.decode("utf-8", "replace").rstrip())
+            view = memoryview(line)
+            while view:
+                view = view[os.write(2, view):]
+
+
+def _ignore_pyspark_warnings() -> None:
+    """pyspark.testing (imported by pyspark's own type conversion) warns on pandas 3."""
+    warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas",
+                            category=FutureWarning)
 
 
 def quiet(spark) -> None:
