@@ -59,6 +59,11 @@ class Result:
     def relations(self) -> list[str]:
         return [d.name for d in self._program.ast.decls]
 
+    @property
+    def lineage(self) -> list[dict[str, int]] | None:
+        """Per loop round, what its job carried of the past (Engine(trace_lineage=True))."""
+        return self._db.lineage
+
     def iterations(self, relation: str) -> int:
         return max((r["iteration"] for r in self.stats if r["relation"] == relation), default=0)
 
@@ -71,6 +76,7 @@ class Engine:
                  checkpoint_dir: str | None = None,
                  max_iterations: int | None = None, deferred: bool = True,
                  pipelined: bool = True, codegen_rows: int | None = 1_000_000,
+                 stall_seconds: float | None = 300.0, trace_lineage: bool = False,
                  on_record: Callable[[dict[str, Any]], None] | None = None) -> None:
         from sparklog.spark import session
 
@@ -90,7 +96,7 @@ class Engine:
 
         parts = partitions or max(2, self.spark.sparkContext.defaultParallelism)
         self.options = Options(parts, checkpoint, checkpoint_dir, max_iterations, deferred,
-                               pipelined, codegen_rows)
+                               pipelined, codegen_rows, stall_seconds, trace_lineage)
         self.on_record = on_record
 
     def run(self, program: Program | str, inputs: Mapping[str, Any] | None = None,

@@ -57,6 +57,10 @@ class Options:
     # others run without it (see Database.use_codegen). None: no round uses it; 0: every round
     # does, as the session would by default.
     codegen_rows: int | None = 1_000_000
+    # A round whose job runs no task for this long has stalled (see _Job); None: wait on.
+    stall_seconds: float | None = 300.0
+    # Record lineage() of every loop round's job in Database.lineage (for tests, benchmarks).
+    trace_lineage: bool = False
 
     @property
     def defers(self) -> bool:
@@ -174,7 +178,12 @@ class Database:
     sources: dict[str, str] = field(default_factory=dict)  # program text, for diagnostics
     exchanges: dict[str, int] = field(default_factory=dict)  # see derivations()
     whole_stage: str = "true"  # the session's own spark.sql.codegen.wholeStage
+    lineage: list[dict[str, int]] | None = None  # see Options.trace_lineage
     _whole_stage_set: str | None = None  # what this run last set it to
+
+    def __post_init__(self) -> None:
+        if self.options.trace_lineage:
+            self.lineage = []
 
     # -- translate.Store -------------------------------------------------------------
     def view(self, relation: str) -> str:
@@ -475,56 +484,56 @@ def _evaluate_stratum(db: Database, sp: StratumPlan, stats: Stats) -> None:
 def _loop(db: Database, sp: StratumPlan, stats: Stats) -> None:
     """The semi-naive rounds of a recursive stratum, pipelined when they can be.
 
-    Each round is planned to its physical plan and checkpointed lazily; its job then
-    computes and stores the new versions. Pipelined, that job runs on a worker thread while
-    this thread swaps the versions in and plans the next round over them (SQL analysis,
-    optimization, physical planning: about a third of a small round). When the job ends,
-    the round is booked as a sequential one is; if it derived nothing, the plan made
-    meanwhile is dropped unrun. Rounds, jobs, versions and stats are the same either way;
-    only the driver's seconds overlap the job's.
+    Each round is planned to its physical plan, then checkpointed lazily (which builds its
+    RDDs) only once the previous round's job has ended; its job then computes and stores
+    the new versions. Pipelined, that job runs on a worker thread while this thread swaps
+    the versions in and plans the next round over them (SQL analysis, optimization,
+    physical planning: about a third of a small round). When the job ends, the round is
+    booked as a sequential one is; if it derived nothing, the plan made meanwhile is
+    dropped unrun. Rounds, jobs, versions and stats are the same either way; only the
+    driver's seconds overlap the job's.
+
+    Building a round's RDDs before the previous version's checkpoint has finished would
+    let them keep that version's uncut partitions, and through them every earlier
+    round's: a chain that grows by one link a round until serializing a task overflows
+    the stack of Spark's scheduler thread. Hence the RDDs of round k+1 are built only
+    after round k's job (:func:`_mark`); tests/spark/test_lineage.py measures it.
 
     A plan that starts jobs while it is prepared (a broadcast, a kernel making symbols)
     is not planned ahead: the jobs of a round that may never run would start early.
     """
-    from concurrent.futures import ThreadPoolExecutor
-
-    from pyspark.util import inheritable_thread_target
-
     limit = db.options.max_iterations
     within = lambda iteration: not limit or iteration <= limit
     if not within(1):
         return
     db.iteration = 1
     finished = time.perf_counter()  # a round's seconds run from the previous one's end
-    ahead: list[_Step] | None = _plan_round(db, sp, sp.loop)
+    ahead: list[_Step] | None = _plan(db, sp, sp.loop)
     overlap = (db.options.pipelined and not any(creates_symbols(k) for k in sp.loop)
                and not _starts_jobs(ahead))
-    # the caller's local properties and tags (scheduler pool, job tags) apply to the jobs
-    compute = inheritable_thread_target(db.spark)(_compute) if overlap else _compute
-    worker = ThreadPoolExecutor(1, thread_name_prefix="sparklog-round") if overlap else None
-    try:
-        while ahead is not None:
-            current, iteration, ahead = ahead, db.iteration, None
-            job = worker.submit(compute, db, current) if worker else compute(db, current)
+    while ahead is not None:
+        current, iteration, ahead = ahead, db.iteration, None
+        _mark(db, current)
+        job = _Job(db, _compute, current)
+        if overlap:
             previous = _swap(db, current)
-            if worker and within(iteration + 1):
+            if within(iteration + 1):
                 db.iteration = iteration + 1
-                ahead = _plan_round(db, sp, sp.loop)
-            if job is not None:
-                job.result()
-            now = time.perf_counter()
-            news = _book_round(db, sp, current, stats, iteration, round(now - finished, 4))
-            finished = now
-            for version in previous:
-                db.release(version)
-            if not any(news.values()):
-                break
-            if not worker and within(iteration + 1):
-                db.iteration = iteration + 1
-                ahead = _plan_round(db, sp, sp.loop)
-    finally:
-        if worker:
-            worker.shutdown()
+                ahead = _plan(db, sp, sp.loop)
+            job.wait()
+        else:
+            job.wait()
+            previous = _swap(db, current)
+        now = time.perf_counter()
+        news = _book_round(db, sp, current, stats, iteration, round(now - finished, 4))
+        finished = now
+        for version in previous:
+            db.release(version)
+        if not any(news.values()):
+            break
+        if not overlap and within(iteration + 1):
+            db.iteration = iteration + 1
+            ahead = _plan(db, sp, sp.loop)
 
 
 def _starts_jobs(steps: list[_Step]) -> bool:
@@ -536,14 +545,117 @@ def _starts_jobs(steps: list[_Step]) -> bool:
     return False
 
 
+def _mark(db: Database, steps: list[_Step]) -> None:
+    """Checkpoint a planned round's versions lazily: builds their RDDs, runs no job."""
+    sc = db.spark.sparkContext
+    for step in steps:
+        sc.setJobGroup(step.group, step.description)
+        step.full = _checkpoint(step.full, db.options, eager=False)
+
+
 def _compute(db: Database, steps: list[_Step]) -> None:
-    """Run a planned round's jobs: compute and store its lazily checkpointed versions."""
+    """Run a marked round's jobs: compute and store its lazily checkpointed versions."""
     sc = db.spark.sparkContext
     for step in steps:
         sc.setJobGroup(step.group, step.description)
         rdd = _stored_rdd(step.full)
         if rdd is not None:
+            if db.lineage is not None:
+                db.lineage.append(lineage(db.spark, rdd))
             rdd.doCheckpoint()  # one job: what an eager local checkpoint runs
+
+
+def _store(db: Database, steps: list[_Step]) -> None:
+    """Checkpoint a planned round's versions eagerly: its job runs now."""
+    sc = db.spark.sparkContext
+    for step in steps:
+        sc.setJobGroup(step.group, step.description)
+        step.full = _checkpoint(step.full, db.options, eager=True)
+
+
+class _Job:
+    """A round's jobs on a daemon thread, watched from the calling thread.
+
+    A job can stop making progress without failing: when Spark's own scheduler thread
+    dies (a StackOverflowError while serializing a task, say), the job waits forever
+    for tasks nobody launches. :meth:`wait` ends the run with an error instead, once no
+    task has run or finished for ``Options.stall_seconds``. A daemon thread, so that
+    a process whose job hangs can still exit.
+    """
+
+    def __init__(self, db: Database, fn: Callable[..., None], *args: Any) -> None:
+        import threading
+
+        from pyspark.util import inheritable_thread_target
+
+        self.db, self.error = db, None
+        self.done = threading.Event()
+        target = inheritable_thread_target(db.spark)(fn)  # the caller's local properties
+
+        def body() -> None:
+            try:
+                target(db, *args)
+            except BaseException as exc:  # noqa: BLE001 - re-raised by wait()
+                self.error = exc
+            finally:
+                self.done.set()
+        threading.Thread(target=body, name="sparklog-round", daemon=True).start()
+
+    def wait(self) -> None:
+        tracker = self.db.spark.sparkContext.statusTracker()
+        limit = self.db.options.stall_seconds
+        last, since = None, time.monotonic()
+        while not self.done.wait(1.0):
+            progress = _progress(tracker)
+            if progress != last or progress[0] > 0:
+                last, since = progress, time.monotonic()
+            elif limit and time.monotonic() - since > limit:
+                self.db.spark.sparkContext.cancelAllJobs()
+                from sparklog.errors import EngineError
+
+                raise EngineError(
+                    f"Spark made no progress for {limit:g} s: no task ran or finished, "
+                    "so its scheduler has probably failed (Spark's log on stderr says why)")
+        if self.error is not None:
+            raise self.error
+
+
+def _progress(tracker: Any) -> tuple[int, int]:
+    """(tasks running, tasks finished) over Spark's active stages."""
+    running = finished = 0
+    for stage in tracker.getActiveStageIds():
+        info = tracker.getStageInfo(stage)
+        if info is not None:
+            running += info.numActiveTasks
+            finished += info.numCompletedTasks + info.numFailedTasks
+    return running, finished
+
+
+def lineage(spark: SparkSession, rdd: Any) -> dict[str, int]:
+    """How much of the past a round's job carries: the RDDs it reaches before a
+    checkpoint, and the largest serialized partition among them (a task ships one).
+
+    Both stay constant round after round when every version's lineage is cut; a
+    partition that kept references to uncut partitions of earlier versions grows by
+    one link per round.
+    """
+    serialize = _jclass(spark, "org.apache.spark.util.Utils").serialize
+    seen: set[int] = set()
+    todo, largest = [rdd], 0
+    while todo:
+        r = todo.pop()
+        if r.id() in seen:
+            continue
+        seen.add(r.id())
+        partitions = r.partitions()
+        if len(partitions):
+            largest = max(largest, len(serialize(partitions[0])))
+        if r.isCheckpointed():
+            continue
+        deps = r.dependencies().iterator()
+        while deps.hasNext():
+            todo.append(deps.next().rdd())
+    return {"rdds": len(seen), "partition_bytes": largest}
 
 
 @dataclass
@@ -581,28 +693,17 @@ def _choose_codegen(db: Database, sp: StratumPlan, kernels: tuple[Kernel, ...]) 
     db.use_codegen(sum(db.sizes.get(r, 0) for r in relations))
 
 
-def _plan_round(db: Database, sp: StratumPlan, kernels: tuple[Kernel, ...]) -> list[_Step]:
-    """A round planned to its physical plan and checkpointed lazily: no job runs, except
-    those its plan starts while it is prepared (see _starts_jobs)."""
-    sc = db.spark.sparkContext
-    steps = _plan(db, sp, kernels)
-    for step in steps:
-        sc.setJobGroup(step.group, step.description)
-        step.full = _checkpoint(step.full, db.options, eager=False)
-    return steps
-
-
 def _round(db: Database, sp: StratumPlan, kernels: tuple[Kernel, ...], stats: Stats
            ) -> dict[str, int]:
     """One round: every relation of the stratum gets its new tuples in one job."""
-    sc = db.spark.sparkContext
     started = time.perf_counter()
     steps = _plan(db, sp, kernels)
     # The first version of a recursive stratum is stored by round 1's job (Database.defer).
     eager = not (db.options.defers and sp.stratum.recursive and db.iteration == 0)
-    for step in steps:
-        sc.setJobGroup(step.group, step.description)
-        step.full = _checkpoint(step.full, db.options, eager)
+    if eager:
+        _Job(db, _store, steps).wait()
+    else:
+        _mark(db, steps)
     seconds = round(time.perf_counter() - started, 4)
     if not eager:  # its rows, metrics and time belong to the job that reads it, and it
         # reads the previous version: that is released once this one is computed

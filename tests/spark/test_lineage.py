@@ -1,0 +1,77 @@
+"""Every round cuts its lineage for real: what a round's job carries of the past stays the
+same from round to round, in every mode, and a job that stops making progress ends the run
+with an error instead of a hang."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+import sparklog
+from sparklog.errors import EngineError
+from sparklog.spark import driver
+
+COUNTER = """
+.decl c(x:number)
+.output c
+c(0).
+c(x + 1) :- c(x), x < 60.
+"""
+
+
+@pytest.mark.parametrize("mode", [dict(), dict(pipelined=False), dict(deferred=False)],
+                         ids=["pipelined", "serial", "eager"])
+def test_round_lineage_stays_constant(spark, mode):
+    engine = sparklog.Engine(spark=spark, partitions=2, trace_lineage=True, **mode)
+    result = engine.run(COUNTER)
+    assert result.size("c") == 61
+    trace = result.lineage
+    assert len(trace) == 61  # 60 productive rounds and the empty one
+    # from the third round on (the first ones also compute the deferred first versions),
+    # each job reaches the same RDDs and ships partitions of the same size
+    assert {t["rdds"] for t in trace[3:]} == {trace[3]["rdds"]}, trace
+    assert max(t["partition_bytes"] for t in trace[3:]) <= trace[3]["partition_bytes"] + 200
+
+
+def test_reliable_checkpoints_cut_lineage_too(spark, tmp_path):
+    engine = sparklog.Engine(spark=spark, partitions=2, checkpoint="reliable",
+                             checkpoint_dir=str(tmp_path), trace_lineage=True)
+    result = engine.run(COUNTER.replace("60", "12"))
+    assert result.size("c") == 13
+
+
+class _Stalled:
+    """A status tracker whose one active stage never runs a task."""
+
+    def getActiveStageIds(self):
+        return [7]
+
+    def getStageInfo(self, stage):
+        class Info:
+            numActiveTasks = numCompletedTasks = numFailedTasks = 0
+        return Info()
+
+
+def test_a_job_that_makes_no_progress_ends_the_run(spark, monkeypatch):
+    """Spark's scheduler thread dying leaves a job waiting for tasks nobody launches."""
+    release = threading.Event()
+    db = driver.Database(spark, sparklog.Program.from_text(COUNTER).plan,
+                         driver.Options(stall_seconds=1.5))
+    monkeypatch.setattr(type(spark.sparkContext), "statusTracker", lambda self: _Stalled())
+    started = time.monotonic()
+    job = driver._Job(db, lambda db: release.wait(30))
+    with pytest.raises(EngineError, match="no progress for 1.5 s"):
+        job.wait()
+    assert time.monotonic() - started < 10
+    release.set()
+
+
+def test_a_failing_job_reraises(spark):
+    db = driver.Database(spark, sparklog.Program.from_text(COUNTER).plan, driver.Options())
+
+    def fail(db):
+        raise ValueError("boom")
+    with pytest.raises(ValueError, match="boom"):
+        driver._Job(db, fail).wait()
