@@ -7,6 +7,7 @@ unsigned; 64-bit two's-complement wraparound), ``float`` and ``str`` (symbol).
 
 from __future__ import annotations
 
+import math
 import operator
 import re
 from collections import Counter
@@ -31,6 +32,14 @@ class Fail(Exception):
 # Integer arithmetic
 
 
+class Unsigned(int):
+    """An ``unsigned`` value: an int in [0, 2^64), so that Python's comparisons are
+    Soufflé's unsigned comparisons; arithmetic on it wraps modulo 2^64."""
+
+    def __new__(cls, value: int) -> Unsigned:
+        return super().__new__(cls, int(value) & MASK)
+
+
 def wrap(value: int) -> int:
     """``value`` as a signed 64-bit integer."""
     value &= MASK
@@ -53,13 +62,35 @@ def _mod(a: int, b: int) -> int:
     return wrap(-r if a < 0 else r)
 
 
+def _c_pow(a: float, b: float) -> float:
+    """C's ``pow`` on doubles (inf where Python raises)."""
+    try:
+        return math.pow(a, b)
+    except OverflowError:
+        return math.inf if a > 0 or b % 2 == 0 else -math.inf
+    except ValueError:  # 0 to a negative power
+        return math.inf
+
+
+def double_to_signed(x: float) -> int:
+    """x86-64 ``static_cast<int64_t>(double)``: -2^63 when out of range or NaN."""
+    if math.isnan(x) or not -2.0**63 <= x < 2.0**63:
+        return -(1 << 63)
+    return int(x)
+
+
+def double_to_unsigned(x: float) -> Unsigned:
+    """gcc's x86-64 ``static_cast<uint64_t>(double)`` (2^64 and beyond give 0)."""
+    if math.isnan(x):
+        return Unsigned(1 << 63)
+    if x >= 2.0**63:
+        return Unsigned(int(x - 2.0**63) | (1 << 63)) if x - 2.0**63 < 2.0**63 else Unsigned(0)
+    return Unsigned(double_to_signed(x))
+
+
 def _pow(a: int, b: int) -> int:
-    """Integer power, wrapped; a negative exponent truncates ``1 / a**-b`` toward zero."""
-    if b >= 0:
-        return wrap(pow(a, b, 1 << 64))
-    if a == 0:
-        raise Fail
-    return wrap(a ** -b) if abs(a) == 1 else 0
+    """Soufflé's integer ``^``: ``static_cast<RamSigned>(std::pow(double(a), double(b)))``."""
+    return double_to_signed(_c_pow(float(a), float(b)))
 
 
 INT_OPS = {
@@ -81,30 +112,54 @@ INT_OPS = {
 }
 
 
-def _fdiv(a: float, b: float) -> float:
-    """True division of floats; fails on zero."""
+def _udiv(a: int, b: int) -> int:
     if b == 0:
         raise Fail
-    return a / b
+    return a // b
+
+
+def _umod(a: int, b: int) -> int:
+    if b == 0:
+        raise Fail
+    return a % b
+
+
+# on Unsigned operands (values in [0, 2^64)); results are wrapped into an Unsigned
+UINT_OPS = {**INT_OPS, "/": _udiv, "%": _umod, "bshr": lambda a, b: a >> (b % 64),
+            "^": lambda a, b: double_to_unsigned(_c_pow(float(a), float(b)))}
+
+
+def _fdiv(a: float, b: float) -> float:
+    """IEEE division as in C++: x / 0.0 is +-inf, 0 / 0.0 and nan / 0.0 are nan."""
+    if b != 0:
+        return a / b
+    if math.isnan(a) or a == 0:
+        return math.nan
+    return math.inf if (a > 0) != (math.copysign(1.0, b) < 0) else -math.inf
 
 
 FLOAT_OPS = {"+": operator.add, "-": operator.sub, "*": operator.mul, "/": _fdiv,
-             "^": lambda a, b: float(a) ** float(b)}
+             "^": lambda a, b: _c_pow(float(a), float(b))}
 COMPARE = {"=": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le,
            ">": operator.gt, ">=": operator.ge}
 
 
 def binop(op: str, a: object, b: object) -> object:
-    """Apply a binary operator: float semantics if either side is a float."""
+    """Apply a binary operator: float semantics if either side is a float, unsigned ones if
+    either side is an Unsigned."""
     if isinstance(a, float) or isinstance(b, float):
         if op not in FLOAT_OPS:
             raise ValueError(f"{op} is not defined on floats")
         return FLOAT_OPS[op](a, b)
+    if isinstance(a, Unsigned) or isinstance(b, Unsigned):
+        return Unsigned(UINT_OPS[op](int(a) & MASK, int(b) & MASK))
     return INT_OPS[op](a, b)
 
 
 def unop(op: str, a: object) -> object:
     """Apply ``neg``, ``bnot`` or ``lnot``."""
+    if isinstance(a, Unsigned):
+        return Unsigned({"neg": -a, "bnot": ~a, "lnot": int(a == 0)}[op])
     if op == "neg":
         return -a if isinstance(a, float) else wrap(-a)
     if op == "bnot":
@@ -113,26 +168,56 @@ def unop(op: str, a: object) -> object:
 
 
 # ---------------------------------------------------------------------------------------
-# Functors
+# Functors (Soufflé works on the UTF-8 bytes of a symbol)
 
 
 def _substr(s: str, i: int, n: int) -> str:
-    """Soufflé's substr (C++ std::string::substr): "" when i is out of range."""
-    if i < 0 or i > len(s):
+    """Soufflé's substr (C++ std::string::substr on the bytes): "" when i is out of range,
+    a negative length takes the rest."""
+    data = s.encode()
+    if i < 0 or i > len(data):
         return ""
-    return s[i:] if n < 0 else s[i:i + n]
+    return (data[i:] if n < 0 else data[i:i + n]).decode(errors="replace")
+
+
+def _strlen(s: str) -> int:
+    """The number of bytes of the UTF-8 text."""
+    return len(s.encode())
 
 
 def _to_number(s: str) -> int:
-    """The integer a string spells; fails the body otherwise."""
-    if not re.fullmatch(r"\s*[+-]?[0-9]+\s*", s):
+    """Soufflé's to_number (``RamSignedFromString(s, nullptr, 0)``): ``0x``/``-0x`` and
+    ``0b``/``-0b`` prefixes pick the base, else base 10 after white space; the longest valid
+    prefix counts (like ``std::stoll``). No digits or overflow fails the body (Soufflé aborts)."""
+    if m := re.match(r"(-?)0x([0-9a-fA-F]*)", s):
+        value = int(m[1] + m[2], 16) if m[2] else 0
+    elif m := re.match(r"(-?)0b([01]*)", s):
+        if not m[2]:
+            raise Fail
+        value = int(m[1] + m[2], 2)
+    elif m := re.match(r"[ \t\n\v\f\r]*([+-]?[0-9]+)", s):
+        value = int(m[1])
+    else:
         raise Fail
-    return wrap(int(s))
+    if not -(1 << 63) <= value < 1 << 63:
+        raise Fail
+    return value
 
 
 def _to_string(v: object) -> str:
-    """The decimal text of a number."""
-    return str(v)
+    """C++ ``std::to_string``: decimal integers, ``%f`` for floats."""
+    if isinstance(v, float):
+        return "%f" % v
+    return str(int(v))
+
+
+def _to_float(v: object) -> float:
+    return float(v)
+
+
+def _to_unsigned(v: object) -> Unsigned:
+    """``static_cast<RamUnsigned>``: the same bits for an integer, truncation for a float."""
+    return double_to_unsigned(v) if isinstance(v, float) else Unsigned(v)
 
 
 def _regex_match(pattern: str, s: str) -> bool:
@@ -143,16 +228,23 @@ def _regex_match(pattern: str, s: str) -> bool:
         return False
 
 
+def _minmax(pick):
+    def apply(a, b):
+        value = pick(a, b)
+        return Unsigned(value) if isinstance(a, Unsigned) or isinstance(b, Unsigned) else value
+    return apply
+
+
 FUNCTIONS = {
     "cat": lambda *args: "".join(args),
-    "strlen": len,
+    "strlen": _strlen,
     "substr": _substr,
     "to_number": _to_number,
     "to_string": _to_string,
-    "to_float": float,
-    "to_unsigned": lambda v: wrap(int(v)),
-    "min": min,
-    "max": max,
+    "to_float": _to_float,
+    "to_unsigned": _to_unsigned,
+    "min": _minmax(min),
+    "max": _minmax(max),
 }
 CONSTRAINTS = {"contains": lambda sub, s: sub in s, "match": _regex_match}
 

@@ -2,13 +2,15 @@
 
 ``.input r`` reads ``FACTS_DIR/r.facts`` (tab-separated); ``.output r`` writes
 ``OUT_DIR/r.csv`` (tab-separated). ``IO=file`` takes ``filename`` and ``delimiter``;
-``IO=parquet`` reads or writes Parquet. Symbols escape backslash, tab and newline with a
-backslash so that every symbol round-trips through a facts file.
+``IO=parquet`` reads or writes Parquet. As in Soufflé, a symbol's text is read and
+written as it is (no escapes), and numbers are read strictly (see ``parse_field``).
 """
 
 from __future__ import annotations
 
+import math
 import os
+import re
 import shutil
 import uuid
 from dataclasses import dataclass
@@ -18,6 +20,7 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from sparklog.errors import DataError, Diagnostic, Span
+from sparklog.spark import expressions as X
 from sparklog.syntax import nodes as n
 
 SPARK_TYPES = {"number": "bigint", "unsigned": "bigint", "float": "double", "symbol": "string"}
@@ -57,69 +60,136 @@ def read(spark: SparkSession, source: Source, kinds: tuple[str, ...]) -> DataFra
         if len(df.columns) != len(kinds):
             raise DataError(f"{source.path}: {len(df.columns)} columns, but relation "
                             f"{source.relation} has {len(kinds)}")
-        cols = [F.col(f"`{c}`").cast(SPARK_TYPES[k]).alias(f"c{i}")
+        cols = [_parquet_value(f"`{c}`", k).alias(f"c{i}")
                 for i, (c, k) in enumerate(zip(df.columns, kinds))]
         return df.select(*cols, F.lit(False).alias("_bad"))
-    lines = spark.read.text(str(source.path))
+    # Soufflé's ReadStreamCSV: lines end at \n only, one trailing \r is dropped, a blank line
+    # is a line like any other, columns past the arity are ignored
+    lines = spark.read.text(str(source.path), lineSep="\n")
     if source.headers:
         lines = lines.filter(F.monotonically_increasing_id() > 0)
-    lines = lines.filter(F.length("value") > 0) if kinds else lines
-    parts = F.split(F.col("value"), _regex_quote(source.delimiter), -1)
-    cols, bad = [], F.size(parts) != len(kinds)
+    line = "regexp_replace(value, " + X.sql_string(r"\r\z") + ", '')"
+    parts = f"split({line}, {X.sql_string(_regex_quote(source.delimiter))}, -1)"
+    cols, bad = [], [f"size({parts}) < {len(kinds)}"] if kinds else ["FALSE"]
     for i, kind in enumerate(kinds):
-        raw = parts.getItem(i)
-        if kind == "symbol":
-            cols.append(unescape(raw).alias(f"c{i}"))
+        typed = field_value(f"{parts}[{i}]", kind)
+        cols.append(f"{typed} AS c{i}")
+        if kind != "symbol":
+            bad.append(f"{typed} IS NULL")
+    return lines.selectExpr(*cols, f"({' OR '.join(bad)}) AS _bad")
+
+
+def _parquet_value(col: str, kind: str) -> Column:
+    if kind == "unsigned":  # written by sparklog as DECIMAL(20,0): back to the stored bits
+        return F.expr(X.unsigned_bits(f"CAST({col} AS DECIMAL(20,0))"))
+    return F.col(col).cast(SPARK_TYPES[kind])
+
+
+_SPACE = "[ \\t\\n\\x0B\\f\\r]"  # C's isspace, which std::stoll skips
+_NUMBER = re.compile(f"{_SPACE}*([+-]?)([0-9]+)")
+_UNSIGNED_DEC = re.compile(f"{_SPACE}*\\+?([0-9]+)")
+_FLOAT = re.compile(f"(?i){_SPACE}*[+-]?(([0-9]+\\.?[0-9]*|\\.[0-9]+)(e[+-]?[0-9]+)?|inf|infinity|nan)")
+
+
+def field_value(field: str, kind: str) -> str:
+    """SQL for the stored value of one facts-file field (NULL when Soufflé rejects it).
+
+    The same rules as ``parse_field`` (Soufflé's RamSignedFromString / readRamUnsigned /
+    RamFloatFromString, each of which must consume the whole field).
+    """
+    if kind == "symbol":  # Soufflé takes a symbol's text as it is: no unescaping
+        return field
+    if kind == "number":
+        return (f"CASE WHEN {field} RLIKE {_sql_regex(_NUMBER)} THEN " + X.integer_from_digits(
+            _extract(field, _NUMBER, 1), _extract(field, _NUMBER, 2), 10) + " END")
+    if kind == "unsigned":
+        dec = X.integer_from_digits("''", _extract(field, _UNSIGNED_DEC, 1), 10, unsigned=True)
+        prefixed = {p: X.integer_from_digits("''", f"substring({field}, 3)", b, unsigned=True)
+                    for p, b in (("0b", 2), ("0x", 16))}
+        return (f"CASE WHEN {field} RLIKE '^0b[01]+\\\\z' THEN {prefixed['0b']} "
+                f"WHEN {field} RLIKE '^0x[0-9a-fA-F]+\\\\z' THEN {prefixed['0x']} "
+                f"WHEN {field} RLIKE {_sql_regex(_UNSIGNED_DEC)} THEN {dec} END")
+    assert kind == "float", kind
+    value = f"CAST({field} AS DOUBLE)"  # out of range (1e999) is an error, as with std::stod
+    return (f"CASE WHEN {field} RLIKE {_sql_regex(_FLOAT)} AND (abs({value}) != double('inf') OR "
+            f"lower({field}) LIKE '%inf%') THEN {value} END")
+
+
+def _sql_regex(pattern: re.Pattern) -> str:
+    """A whole-field Java regex as a SQL literal."""
+    return X.sql_string(f"^(?:{pattern.pattern})\\z")
+
+
+def _extract(field: str, pattern: re.Pattern, group: int) -> str:
+    return f"regexp_extract({field}, {_sql_regex(pattern)}, {group})"
+
+
+def parse_field(text: str, kind: str) -> object:
+    """The value Soufflé's facts reader makes of one field; ValueError says why it cannot.
+
+    Numbers in base 10 with leading white space and a sign allowed (``std::stoll``), unsigned
+    also with a ``0x`` or ``0b`` prefix, floats as ``std::stod`` (decimal, inf, nan); the
+    whole field must be read and the value be in range.
+    """
+    if kind == "symbol":
+        return text
+    if kind == "number":
+        m = _NUMBER.fullmatch(text)
+        if not m:
+            raise ValueError("not an integer")
+        value = int(m[1] + m[2])
+        if not -2**63 <= value < 2**63:
+            raise ValueError("out of the 64-bit range")
+        return value
+    if kind == "unsigned":
+        if text.startswith("-"):
+            raise ValueError("an unsigned value cannot be negative")
+        if re.fullmatch("0b[01]+|0x[0-9a-fA-F]+", text):
+            value = int(text[2:], 2 if text[1] == "b" else 16)
+        elif m := _UNSIGNED_DEC.fullmatch(text):
+            value = int(m[1])
         else:
-            typed = F.trim(raw).cast(SPARK_TYPES[kind])
-            cols.append(typed.alias(f"c{i}"))
-            bad = bad | typed.isNull()
-    return lines.select(*cols, bad.alias("_bad"))
+            raise ValueError("not an unsigned integer")
+        if value >= 2**64:
+            raise ValueError("out of the unsigned 64-bit range")
+        return value
+    assert kind == "float", kind
+    if not _FLOAT.fullmatch(text):
+        raise ValueError("not a float")
+    value = float(text.strip(" \t\n\x0b\f\r"))
+    if math.isinf(value) and "inf" not in text.lower():
+        raise ValueError("out of the range of a double")
+    return value
+
+
+def _article(word: str) -> str:
+    return "an" if word[0] in "aeiou" else "a"
 
 
 def _regex_quote(text: str) -> str:
     return "".join("\\" + c if not c.isalnum() else c for c in text)
 
 
-def unescape(col: Column) -> Column:
-    """Undo the backslash escapes of a symbol field (JVM-side)."""
-    placeholder = "\u0000"
-    out = F.regexp_replace(col, r"\\\\", placeholder)
-    out = F.regexp_replace(out, r"\\t", "\t")
-    out = F.regexp_replace(out, r"\\n", "\n")
-    out = F.regexp_replace(out, r"\\r", "\r")
-    return F.regexp_replace(out, placeholder, "\\\\")
-
-
-def escape(col: Column) -> Column:
-    out = F.regexp_replace(col, r"\\", r"\\\\")
-    out = F.regexp_replace(out, "\t", r"\\t")
-    out = F.regexp_replace(out, "\n", r"\\n")
-    return F.regexp_replace(out, "\r", r"\\r")
-
-
 def first_bad_line(source: Source, kinds: tuple[str, ...]) -> Diagnostic:
     """Find and describe the first bad line of a facts file (only on the error path)."""
-    number_types = {"number": int, "unsigned": int, "float": float}
-    with open(source.path, encoding="utf-8", errors="replace") as f:
-        for lineno, line in enumerate(f, start=1):
-            line = line.rstrip("\n").rstrip("\r") if kinds else line
-            if (source.headers and lineno == 1) or (kinds and not line):
+    with open(source.path, "rb") as f:
+        for lineno, raw in enumerate(f, start=1):
+            line = raw.decode("utf-8", errors="replace").removesuffix("\n").removesuffix("\r")
+            if (source.headers and lineno == 1) or not kinds:
                 continue
             fields = line.split(source.delimiter)
-            span = Span(str(source.path), lineno, 1)
-            if len(fields) != len(kinds):
-                return Diagnostic(span, f"{len(fields)} columns, but relation {source.relation} "
-                                  f"has {len(kinds)}")
+            if len(fields) < len(kinds):
+                return Diagnostic(Span(str(source.path), lineno, 1),
+                                  f"{len(fields)} columns, but relation {source.relation} has "
+                                  f"{len(kinds)}")
             col = 1
-            for field, kind in zip(fields, kinds):
-                if kind in number_types:
-                    try:
-                        number_types[kind](field.strip())
-                    except ValueError:
-                        return Diagnostic(Span(str(source.path), lineno, col),
-                                          f"{field!r} is not a {kind} (column of "
-                                          f"{source.relation})")
+            for j, (field, kind) in enumerate(zip(fields, kinds), start=1):
+                try:
+                    parse_field(field, kind)
+                except ValueError as exc:
+                    return Diagnostic(Span(str(source.path), lineno, col),
+                                      f"{field!r} is not {_article(kind)} {kind} (column {j} "
+                                      f"of {source.relation}: {exc})")
                 col += len(field) + len(source.delimiter)
     return Diagnostic(Span(str(source.path), 1, 1), f"malformed input for {source.relation}")
 
@@ -140,8 +210,9 @@ def output_target(directive: n.Directive, out_dir: Path) -> tuple[str, Path, str
 
 
 def as_text_lines(df: DataFrame, kinds: tuple[str, ...], delimiter: str) -> DataFrame:
-    """One string column per tuple, fields joined by the delimiter, symbols escaped."""
-    fields = [escape(F.col(c)) if k == "symbol" else F.col(c).cast("string")
+    """One string column per tuple, fields joined by the delimiter, written as Soufflé's
+    WriteStreamCSV writes them: symbols as they are, floats as C++ ``%.17g``."""
+    fields = [F.expr(X.float_g17(f"`{c}`")) if k == "float" else F.col(f"`{c}`").cast("string")
               for c, k in zip(df.columns, kinds)]
     return df.select(F.concat_ws(delimiter, *fields).alias("value") if fields
                      else F.lit("()").alias("value"))

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from pyspark.sql import DataFrame
+from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from sparklog.errors import EngineError
+from sparklog.spark.expressions import unsigned_decimal
 from sparklog.syntax import nodes as n
 
-_TYPES = {"number": "bigint", "unsigned": "bigint", "float": "double", "symbol": "string"}
+# unsigned values are stored as 64 bits in a BIGINT; users see them as DECIMAL(20,0)
+_TYPES = {"number": "bigint", "unsigned": "decimal(20,0)", "float": "double", "symbol": "string"}
 
 
 def decode(db, decl: n.Decl, name: str) -> DataFrame:
@@ -24,9 +26,16 @@ def decode(db, decl: n.Decl, name: str) -> DataFrame:
             symbols = db.symbols().select(F.col("id").alias(f"c{i}"),
                                           F.col("symbol").alias(f"s{i}"))
             df = df.join(symbols, on=f"c{i}", how="left")
-    cols = [(F.col(f"s{i}") if k == "symbol" else F.col(f"c{i}").cast(_TYPES[k])).alias(a.name)
-            for i, (a, k) in enumerate(zip(decl.attributes, kinds))]
-    return df.select(*cols)
+    return df.select(*[_user_value(i, k).alias(a.name)
+                       for i, (a, k) in enumerate(zip(decl.attributes, kinds))])
+
+
+def _user_value(i: int, kind: str) -> Column:
+    if kind == "symbol":
+        return F.col(f"s{i}")
+    if kind == "unsigned":
+        return F.expr(unsigned_decimal(f"c{i}")).cast(_TYPES[kind])
+    return F.col(f"c{i}").cast(_TYPES[kind])
 
 
 def check_symbol_table(db) -> None:

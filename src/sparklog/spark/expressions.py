@@ -13,7 +13,17 @@ from dataclasses import dataclass, field
 from sparklog.syntax import nodes as n
 
 NUMERIC = ("number", "unsigned", "float")
-STRING_FUNCTORS = {"cat", "strlen", "substr", "to_number", "contains", "match"}
+# Which arguments of a functor or constraint are read as text (None: all of them).
+TEXT_ARGS: dict[str, tuple[int, ...] | None] = {
+    "cat": None, "contains": None, "match": None, "strlen": (0,), "substr": (0,), "to_number": (0,)}
+STRING_FUNCTORS = set(TEXT_ARGS)
+ORDERING = ("<", "<=", ">", ">=")
+
+# Unsigned values are stored as the same 64 bits in a signed BIGINT; flipping the sign bit
+# maps unsigned order onto signed order.
+SIGN_BIT = "CAST('-9223372036854775808' AS BIGINT)"
+TWO_64 = "18446744073709551616BD"
+TWO_63_D = "9.223372036854775808E18D"
 
 
 def sql_string(text: str) -> str:
@@ -82,19 +92,56 @@ def kind_of(term: n.Term, scope: Scope) -> str:
 
 
 def string_vars(term: n.Term | n.Literal) -> set[str]:
-    """Symbol variables whose text a term or constraint needs."""
+    """Variables whose text a term or constraint may need.
+
+    Only variables in a text position: the symbol argument of ``substr``, not its index.
+    Ordering comparisons name both sides; the translator joins only symbol-kinded ones.
+    """
     out: set[str] = set()
     match term:
         case n.Call(name=name, args=args) | n.Constraint(name=name, args=args):
-            for a in args:
-                if name in STRING_FUNCTORS and isinstance(a, n.Var):
+            positions = TEXT_ARGS.get(name, ())
+            for i, a in enumerate(args):
+                if isinstance(a, n.Var) and (positions is None or i in positions):
                     out.add(a.name)
                 out |= string_vars(a)
-        case n.BinOp(left=left, right=right) | n.Comparison(left=left, right=right):
+        case n.Comparison(op=op, left=left, right=right):
+            if op in ORDERING:
+                out |= {t.name for t in (left, right) if isinstance(t, n.Var)}
+            out |= string_vars(left) | string_vars(right)
+        case n.BinOp(left=left, right=right):
             out |= string_vars(left) | string_vars(right)
         case n.UnaryOp(arg=arg):
             out |= string_vars(arg)
     return out
+
+
+def unsigned_decimal(sql: str) -> str:
+    """The unsigned value (DECIMAL(20,0)) of 64 bits stored in a BIGINT."""
+    return (f"(CAST({sql} AS DECIMAL(20,0)) + CASE WHEN {sql} < 0 THEN {TWO_64} "
+            f"ELSE 0BD END)")
+
+
+def unsigned_bits(decimal_sql: str) -> str:
+    """The BIGINT holding the 64 bits of an unsigned value in [0, 2^64)."""
+    return (f"CAST(CASE WHEN {decimal_sql} >= 9223372036854775808BD THEN {decimal_sql} - {TWO_64} "
+            f"ELSE {decimal_sql} END AS BIGINT)")
+
+
+def double_to_signed(sql: str) -> str:
+    """C++ ``static_cast<int64_t>(double)`` as x86-64 does it: out of range (or NaN) gives
+    the 'integer indefinite' value -2^63."""
+    return (f"CASE WHEN NOT isnan({sql}) AND {sql} >= -{TWO_63_D} AND {sql} < {TWO_63_D} "
+            f"THEN CAST({sql} AS BIGINT) ELSE {SIGN_BIT} END")
+
+
+def double_to_unsigned(sql: str) -> str:
+    """C++ ``static_cast<uint64_t>(double)`` as gcc compiles it for x86-64 (values from
+    2^63 go through ``x - 2^63`` and a flipped top bit; 2^64 and beyond give 0)."""
+    high = f"({sql} - {TWO_63_D})"
+    return (f"CASE WHEN isnan({sql}) THEN {SIGN_BIT} WHEN {sql} >= {TWO_63_D} THEN "
+            f"(CASE WHEN {high} < {TWO_63_D} THEN CAST({high} AS BIGINT) ^ {SIGN_BIT} ELSE 0L END) "
+            f"ELSE {double_to_signed(sql)} END")
 
 
 def value(term: n.Term, scope: Scope) -> str:
@@ -130,12 +177,86 @@ def text(term: n.Term, scope: Scope) -> str:
         case n.Call(name="cat", args=args):
             return "concat(" + ", ".join(text(a, scope) for a in args) + ")"
         case n.Call(name="substr", args=(s, start, length)):
-            return (f"substring({text(s, scope)}, CAST({value(start, scope)} AS INT) + 1, "
-                    f"CAST({value(length, scope)} AS INT))")
+            return _substr(text(s, scope), value(start, scope), value(length, scope))
         case n.Call(name="to_string", args=(x,)):
-            return f"CAST({value(x, scope)} AS STRING)"
+            return _to_string(value(x, scope), kind_of(x, scope))
         case _:
             raise AssertionError(f"no text for {term!r}")
+
+
+def _substr(s: str, i: str, length: str) -> str:
+    """C++ ``s.substr(i, length)`` on the UTF-8 bytes (Soufflé's substr): an index below 0
+    or past the end gives "", a negative length takes the rest."""
+    size = f"CAST(octet_length({s}) AS BIGINT)"
+    take = f"CASE WHEN {length} < 0 OR {length} > {size} THEN {size} ELSE {length} END"
+    return (f"(CASE WHEN {i} < 0 OR {i} > {size} THEN '' ELSE CAST(substring(encode({s}, 'UTF-8'), "
+            f"CAST({i} AS INT) + 1, CAST({take} AS INT)) AS STRING) END)")
+
+
+def _to_string(x: str, kind: str) -> str:
+    """C++ ``std::to_string``: decimal integers, floats as ``%f``."""
+    if kind == "unsigned":
+        return f"CAST({unsigned_decimal(x)} AS STRING)"
+    if kind == "float":
+        return float_fixed6(x)
+    return f"CAST({x} AS STRING)"
+
+
+def exact_decimal(x: str) -> str:
+    """The exact decimal expansion of a finite double (JVM BigDecimal, no rounding)."""
+    return f"reflect('scala.math.BigDecimal', 'exact', {x})"
+
+
+def float_fixed6(x: str) -> str:
+    """C's ``%f`` of a double. Rounding the exact expansion half-up is C's rounding: a
+    double is never exactly halfway between two multiples of 10^-6."""
+    mag = f"CAST(CAST({exact_decimal(f'abs({x})')} AS DECIMAL(38,6)) AS STRING)"
+    big = f"concat({exact_decimal(f'abs({x})')}, '.000000')"
+    negative = f"({x} < 0 OR CAST({x} AS STRING) = '-0.0')"
+    return (f"CASE WHEN isnan({x}) THEN 'nan' WHEN {x} = double('inf') THEN 'inf' "
+            f"WHEN {x} = double('-inf') THEN '-inf' ELSE concat(CASE WHEN {negative} THEN '-' "
+            f"ELSE '' END, CASE WHEN abs({x}) < 1e31D THEN {mag} ELSE {big} END) END")
+
+
+def _let(value: str, var: str, body: str) -> str:
+    """``body`` with ``var`` bound to ``value``, evaluated once (a one-element transform)."""
+    return f"element_at(transform(array({value}), {var} -> {body}), 1)"
+
+
+def float_g17(x: str) -> str:
+    """C++ ``ostream << setprecision(17) << x`` (``%.17g``), as Soufflé writes floats: the
+    exact binary value rounded half-even to 17 significant digits, trailing zeros dropped,
+    scientific notation below 1e-4 and from 1e17 (``1``, ``0.10000000000000001``, ``1e+20``).
+    """
+    # (1) significant digits and decimal exponent of the exact expansion of |x|
+    digits = "replace(regexp_extract(e, '^([0-9.]+)', 1), '.', '')"
+    exp10 = "CAST(coalesce(nullif(regexp_extract(e, 'E([+-]?[0-9]+)$', 1), ''), '0') AS INT)"
+    point = f"length(split(regexp_extract(e, '^([0-9.]+)', 1), '[.]')[0]) + {exp10}"
+    sig = f"TRIM(LEADING '0' FROM {digits})"
+    located = (f"named_struct('sig', {sig}, 'x', {point} - 1 - (length({digits}) - "
+               f"length({sig})))")
+    # (2) round to 17 digits, half to even on the exact rest
+    pad, rest = "rpad(t.sig, 18, '0')", "substr(t.sig, 19)"
+    up = (f"(substr({pad}, 18, 1) > '5' OR (substr({pad}, 18, 1) = '5' AND ({rest} RLIKE '[1-9]' "
+          f"OR CAST(substr({pad}, 17, 1) AS INT) % 2 = 1)))")
+    m = f"(CAST(substr({pad}, 1, 17) AS DECIMAL(18,0)) + CASE WHEN {up} THEN 1 ELSE 0 END)"
+    carry = f"{m} = 100000000000000000BD"
+    rounded = (f"named_struct('d', CASE WHEN {carry} THEN '10000000000000000' "
+               f"ELSE CAST({m} AS STRING) END, 'x', t.x + CASE WHEN {carry} THEN 1 ELSE 0 END)")
+    # (3) %g layout
+    strip = lambda s: f"regexp_replace(regexp_replace({s}, '0+$', ''), '[.]$', '')"
+    fixed = ("CASE WHEN u.x >= 0 THEN concat(substr(u.d, 1, u.x + 1), '.', substr(u.d, u.x + 2)) "
+             "ELSE concat('0.', repeat('0', -u.x - 1), u.d) END")
+    mantissa = strip("concat(substr(u.d, 1, 1), '.', substr(u.d, 2))")
+    sci = (f"concat({mantissa}, 'e', "
+           f"CASE WHEN u.x < 0 THEN '-' ELSE '+' END, CASE WHEN abs(u.x) < 10 THEN '0' ELSE '' END, CAST(abs(u.x) AS STRING))")
+    layout = f"CASE WHEN u.x >= -4 AND u.x < 17 THEN {strip(fixed)} ELSE {sci} END"
+    body = _let(located, "t", _let(rounded, "u", layout))
+    magnitude = _let(exact_decimal(f"abs({x})"), "e", body)
+    return (f"CASE WHEN {x} IS NULL THEN NULL WHEN isnan({x}) THEN 'nan' "
+            f"WHEN {x} = double('inf') THEN 'inf' WHEN {x} = double('-inf') THEN '-inf' "
+            f"WHEN {x} = 0 THEN CASE WHEN CAST({x} AS STRING) LIKE '-%' THEN '-0' ELSE '0' END "
+            f"ELSE concat(CASE WHEN {x} < 0 THEN '-' ELSE '' END, {magnitude}) END")
 
 
 _ARITH = {"+": "+", "-": "-", "*": "*", "band": "&", "bor": "|", "bxor": "^"}
@@ -144,20 +265,40 @@ _SHIFTS = {"bshl": "shiftleft", "bshr": "shiftright", "bshru": "shiftrightunsign
 
 def _binop(term: n.BinOp, scope: Scope) -> str:
     a, b, op = value(term.left, scope), value(term.right, scope), term.op
-    is_float = kind_of(term, scope) == "float"
-    if op in _ARITH:
+    kind = kind_of(term, scope)
+    if op in _ARITH:  # the same 64 bits for number and unsigned (wrapping)
         return f"({a} {_ARITH[op]} {b})"
+    if kind == "float":
+        return _float_binop(op, a, b)
+    if kind == "unsigned" and op in ("/", "%"):
+        ua, ub = unsigned_decimal(a), unsigned_decimal(b)
+        exact = f"(({ua} - {ua} % {ub}) / {ub})" if op == "/" else f"({ua} % {ub})"
+        return unsigned_bits(f"CAST({exact} AS DECIMAL(20,0))")
     if op == "/":
-        return f"({a} / {b})" if is_float else f"({a} div {b})"
+        return f"({a} div {b})"
     if op == "%":
         return f"({a} % {b})"
-    if op == "^":
-        return f"pow({a}, {b})" if is_float else f"CAST(pow({a}, {b}) AS BIGINT)"
+    if op == "^":  # Soufflé: static_cast<RamSigned/RamUnsigned>(std::pow(double, double))
+        if kind == "unsigned":
+            return double_to_unsigned(
+                f"pow(CAST({unsigned_decimal(a)} AS DOUBLE), CAST({unsigned_decimal(b)} AS DOUBLE))")
+        return double_to_signed(f"pow(CAST({a} AS DOUBLE), CAST({b} AS DOUBLE))")
     if op in _SHIFTS:
-        return f"{_SHIFTS[op]}({a}, CAST(pmod({b}, 64) AS INT))"
+        fn = "shiftrightunsigned" if kind == "unsigned" and op == "bshr" else _SHIFTS[op]
+        return f"{fn}({a}, CAST(pmod({b}, 64) AS INT))"
     logic = {"land": f"({a} != 0 AND {b} != 0)", "lor": f"({a} != 0 OR {b} != 0)",
              "lxor": f"(({a} != 0) != ({b} != 0))"}[op]
     return f"(CASE WHEN {logic} THEN 1L ELSE 0L END)"
+
+
+def _float_binop(op: str, a: str, b: str) -> str:
+    """IEEE division (x / 0.0 is +-inf or nan, as in C++), pow."""
+    if op == "^":
+        return f"pow({a}, {b})"
+    assert op == "/", op
+    negative_zero = f"CAST({b} AS STRING) LIKE '-%'"
+    return (f"(CASE WHEN {b} != 0 THEN {a} / {b} WHEN isnan({a}) OR {a} = 0 THEN double('NaN') "
+            f"WHEN ({a} > 0) != ({negative_zero}) THEN double('inf') ELSE double('-inf') END)")
 
 
 def _call(term: n.Call, scope: Scope) -> str:
@@ -165,21 +306,61 @@ def _call(term: n.Call, scope: Scope) -> str:
     match term.name:
         case "cat" | "substr" | "to_string":
             return symbol_id(text(term, scope))
-        case "strlen":
-            return f"CAST(char_length({text(args[0], scope)}) AS BIGINT)"
+        case "strlen":  # Soufflé counts bytes
+            return f"CAST(octet_length({text(args[0], scope)}) AS BIGINT)"
         case "to_number":
-            return f"CAST({text(args[0], scope)} AS BIGINT)"
+            return to_number(text(args[0], scope))
         case "to_float":
-            return f"CAST({value(args[0], scope)} AS DOUBLE)"
+            x = value(args[0], scope)
+            if kind_of(args[0], scope) == "unsigned":
+                x = unsigned_decimal(x)
+            return f"CAST({x} AS DOUBLE)"
         case "to_unsigned":
-            return f"CAST({value(args[0], scope)} AS BIGINT)"
+            x = value(args[0], scope)
+            return double_to_unsigned(x) if kind_of(args[0], scope) == "float" else x
         case "ord":
             return value(args[0], scope)
         case "min" | "max":
             fn = "least" if term.name == "min" else "greatest"
-            return f"{fn}({value(args[0], scope)}, {value(args[1], scope)})"
+            a, b = value(args[0], scope), value(args[1], scope)
+            if kind_of(term, scope) == "unsigned":
+                return f"({fn}({a} ^ {SIGN_BIT}, {b} ^ {SIGN_BIT}) ^ {SIGN_BIT})"
+            return f"{fn}({a}, {b})"
         case _:
             raise AssertionError(term.name)
+
+
+def integer_from_digits(sign: str, digits: str, base: int, unsigned: bool = False) -> str:
+    """The BIGINT that a sign ('', '-' or '+') and digits in ``base`` spell; NULL when there
+    are no digits or the value is out of range (signed or unsigned 64 bits)."""
+    trimmed = f"TRIM(LEADING '0' FROM {digits})"
+    longest = {2: 64, 10: 20, 16: 16}[base]
+    decimal = trimmed if base == 10 else f"conv({trimmed}, {base}, 10)"
+    d = (f"CAST(concat({sign}, CASE WHEN {trimmed} = '' THEN '0' ELSE {decimal} END) "
+         f"AS DECIMAL(20,0))")
+    if unsigned:
+        in_range, result = f"{d} <= 18446744073709551615BD", unsigned_bits(d)
+    else:
+        in_range = f"{d} BETWEEN -9223372036854775808BD AND 9223372036854775807BD"
+        result = f"CAST({d} AS BIGINT)"
+    return (f"CASE WHEN {digits} = '' OR length({trimmed}) > {longest} THEN NULL "
+            f"WHEN {in_range} THEN {result} END")
+
+
+def to_number(s: str) -> str:
+    """Soufflé's to_number (``RamSignedFromString(s, nullptr, 0)``): a ``0x``/``-0x`` or
+    ``0b``/``-0b`` prefix picks base 16 or 2; otherwise base 10 after leading space. Like
+    ``std::stoll`` it reads the longest valid prefix; no digits or overflow gives NULL
+    (Soufflé aborts the program there)."""
+    hexa = f"regexp_extract({s}, '^-?0x([0-9a-fA-F]*)', 1)"
+    hexa_sign = f"regexp_extract({s}, '^(-?)', 1)"
+    binary = f"regexp_extract({s}, '^-?0b([01]*)', 1)"
+    dec = f"regexp_extract({s}, '^\\\\s*([+-]?)[0-9]', 1)"
+    dec_digits = f"regexp_extract({s}, '^\\\\s*[+-]?([0-9]*)', 1)"
+    hex_value = f"CASE WHEN {hexa} = '' THEN 0L ELSE {integer_from_digits(hexa_sign, hexa, 16)} END"
+    return (f"(CASE WHEN {s} RLIKE '^-?0x' THEN {hex_value} "
+            f"WHEN {s} RLIKE '^-?0b' THEN {integer_from_digits(hexa_sign, binary, 2)} "
+            f"ELSE {integer_from_digits(dec, dec_digits, 10)} END)")
 
 
 def condition(lit: n.Comparison | n.Constraint | n.BoolLit, scope: Scope) -> str:
@@ -188,10 +369,13 @@ def condition(lit: n.Comparison | n.Constraint | n.BoolLit, scope: Scope) -> str
         case n.BoolLit(value=v):
             return "TRUE" if v else "FALSE"
         case n.Comparison(op=op, left=left, right=right):
-            sql_op = "=" if op == "=" else op
-            if op in ("<", "<=", ">", ">=") and kind_of(left, scope) == "symbol":
-                return f"({text(left, scope)} {sql_op} {text(right, scope)})"
-            return f"({value(left, scope)} {sql_op} {value(right, scope)})"
+            kind = kind_of(left, scope)
+            if op in ORDERING and kind == "symbol":  # Soufflé compares the strings
+                return f"({text(left, scope)} {op} {text(right, scope)})"
+            a, b = value(left, scope), value(right, scope)
+            if op in ORDERING and "unsigned" in (kind, kind_of(right, scope)):
+                return f"(({a} ^ {SIGN_BIT}) {op} ({b} ^ {SIGN_BIT}))"
+            return f"({a} {op} {b})"
         case n.Constraint(name="contains", args=(sub, s), negated=neg):
             expr = f"(instr({text(s, scope)}, {text(sub, scope)}) > 0)"
             return f"(NOT {expr})" if neg else expr

@@ -261,10 +261,14 @@ def _aggregate(step: AggregateJoin, q: Query, store: Store) -> Query:
 
 
 def _ensure_text(q: Query, variables: set[str], store: Store) -> None:
-    """Join the symbol table for each symbol variable whose string a step needs."""
+    """Join the symbol table for each symbol variable whose string a step needs.
+
+    Only symbol-kinded variables: a numeric one (the index of ``substr``, a side of a
+    numeric comparison) has no entry there, and joining it would drop the tuple.
+    """
     for v in sorted(variables):
         col = q.scope.columns[v]
-        if col in q.text_columns:
+        if col in q.text_columns or q.scope.kinds.get(v) != "symbol":
             continue
         q.depth += 1
         q.sql = (f"SELECT /*+ BROADCAST(s) */ l.*, s.symbol AS {col}__s FROM ({q.sql}) l "
