@@ -33,6 +33,9 @@ def errors(body: str) -> list[str]:
     (".output nothere", "5:9 undeclared relation nothere in .output"),
     (".decl p(x:number)", "5:7 relation p is declared twice"),
     (".decl t(x:Node)", "5:9 unknown type Node of attribute x"),
+    (".printsize p\n.printsize p", "6:12 redefinition of .printsize for p"),
+    ("p(x) :- x = sum v : edge(x, v).", "5:3 ungrounded variable x (in the head)"),
+    ("p(x).", "5:3 a fact's arguments must be constants"),
 ])
 def test_each_check_names_the_place(rule, expected):
     assert expected in errors(rule)
@@ -66,3 +69,8 @@ def test_strata_are_in_dependency_order():
     order = [s.relations for s in checked.strata]
     assert order.index(("p",)) < order.index(("q",))
     assert [s.recursive for s in checked.strata if s.relations == ("p",)] == [True]
+
+
+def test_outputs_may_repeat_as_in_souffle():
+    checked = check(parse(DECLS + ".output p\n.output p(IO=stdout)\n.input edge, p"))
+    assert [d.relation for d in checked.outputs()] == ["p", "p"]

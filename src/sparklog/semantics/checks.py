@@ -42,9 +42,15 @@ def check(program: n.Program) -> Checked:
     kinds = _resolve_declarations(program, rep)
     for clause in program.clauses:
         _check_clause(clause, kinds, rep)
+    printsize: dict[str, n.Directive] = {}
     for d in program.directives:
         if d.relation not in kinds:
             rep.error(d.span, f"undeclared relation {d.relation} in .{d.kind}")
+        elif d.kind == "printsize" and d.relation in printsize:  # as Soufflé: other
+            rep.error(d.span, f"redefinition of .printsize for {d.relation}",  # directives
+                      Note(printsize[d.relation].span, "previous definition"))  # may repeat
+        elif d.kind == "printsize":
+            printsize[d.relation] = d
     strata, bad = stratify(program)
     seen = set()
     for dep in bad:
@@ -94,9 +100,8 @@ def _check_clause(clause: n.Clause, kinds: dict[str, tuple[str, ...]], rep: Repo
         return  # types and bindings mean nothing against a wrong declaration
     if clause.is_fact:
         for arg in clause.head.args:
-            if not isinstance(arg, n.Number | n.Float | n.String) and \
-                    not (isinstance(arg, n.BinOp | n.UnaryOp) and not _vars(arg)):
-                rep.error(arg.span, "a fact's arguments must be constants")
+            if not isinstance(arg, n.Number | n.Float | n.String):  # the parser folded
+                rep.error(arg.span, "a fact's arguments must be constants")  # the others
     for arg in clause.head.args:
         for sub in walk_term(arg):
             if isinstance(sub, n.Wildcard):
@@ -291,6 +296,28 @@ def _check_grounded(clause: n.Clause, rep: Reporter) -> None:
                         rep.error(v.span, f"ungrounded variable {v.name} (in an aggregate)")
 
 
+def _body_vars(body: Iterable[n.Literal]) -> set[str]:
+    """Every variable of a body, inside nested aggregates too."""
+    out: set[str] = set()
+    for lit in body:
+        for term in _terms(lit):
+            for sub in walk_term(term):
+                if isinstance(sub, n.Var):
+                    out.add(sub.name)
+                elif isinstance(sub, n.Aggregate):
+                    out |= _body_vars(sub.body)
+    return out
+
+
+def _terms(lit: n.Literal) -> tuple[n.Term, ...]:
+    match lit:
+        case n.Atom(args=args) | n.Constraint(args=args) | n.Negation(atom=n.Atom(args=args)):
+            return args
+        case n.Comparison(left=left, right=right):
+            return (left, right)
+    return ()
+
+
 def _aggregates(lit: n.Literal) -> list[n.Aggregate]:
     terms = {n.Atom: lambda: lit.args, n.Comparison: lambda: (lit.left, lit.right),
              n.Constraint: lambda: lit.args}.get(type(lit), lambda: ())()
@@ -311,14 +338,15 @@ def bound_variables(body: Iterable[n.Literal], outer: set[str]) -> set[str]:
             if not (isinstance(lit, n.Comparison) and lit.op == "="):
                 continue
             for var, other in ((lit.left, lit.right), (lit.right, lit.left)):
-                if isinstance(var, n.Var) and var.name not in bound and _ground(other, bound):
+                if isinstance(var, n.Var) and var.name not in bound and \
+                        _ground(other, bound, var.name):
                     bound.add(var.name)
                     changed = True
     return bound
 
 
-def _ground(term: n.Term, bound: set[str]) -> bool:
-    if isinstance(term, n.Aggregate):
-        return True  # an aggregate's value is defined by its own body
+def _ground(term: n.Term, bound: set[str], var: str) -> bool:
+    if isinstance(term, n.Aggregate):  # its value is defined by its own body, unless that
+        return var not in _body_vars(term.body)  # body reads var (then var groups it)
     return all(v.name in bound for v in walk_term(term) if isinstance(v, n.Var)) and \
         not any(isinstance(t, n.Wildcard) for t in walk_term(term))

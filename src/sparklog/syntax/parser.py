@@ -12,6 +12,8 @@ from lark import Token, Transformer, v_args
 
 from sparklog.errors import Diagnostic, ParseError, Span
 from sparklog.syntax import nodes as n
+from sparklog.syntax.diagnose import diagnose
+from sparklog.syntax.fold import fact
 
 _ESCAPES = {'"': '"', "\\": "\\", "n": "\n", "t": "\t", "r": "\r", "'": "'", "0": "\0"}
 _INT64_MIN, _UINT64_MAX = -(2**63), 2**64 - 1
@@ -26,6 +28,13 @@ def _parser() -> lark.Lark:
                      ambiguity="resolve")
 
 
+@lru_cache(maxsize=1)
+def _terminals() -> dict[str, str]:
+    """Terminal name -> its literal text, for those that have one (``__ANON_1`` -> ``.decl``)."""
+    return {t.name: t.pattern.value for t in _parser().terminals
+            if isinstance(t.pattern, lark.lexer.PatternStr)}
+
+
 def parse(text: str, file: str = "<program>") -> n.Program:
     """Parse program text into a :class:`~sparklog.syntax.nodes.Program`.
 
@@ -35,7 +44,7 @@ def parse(text: str, file: str = "<program>") -> n.Program:
     try:
         tree = _parser().parse(text)
     except lark.exceptions.UnexpectedInput as exc:
-        raise ParseError(_diagnose(exc, text, file), {file: text}) from None
+        raise ParseError(diagnose(exc, text, file, _terminals()), {file: text}) from None
     try:
         items = _Builder(file, text).transform(tree)
     except lark.exceptions.VisitError as exc:
@@ -53,27 +62,6 @@ def parse_file(path: str | Path) -> n.Program:
     except OSError as exc:
         raise ParseError(f"cannot read program {path}: {exc.strerror}") from None
     return parse(text, str(path))
-
-
-def _diagnose(exc: lark.exceptions.UnexpectedInput, text: str, file: str) -> Diagnostic:
-    span = Span(file, exc.line if exc.line > 0 else 1, exc.column if exc.column > 0 else 1)
-    if isinstance(exc, lark.exceptions.UnexpectedCharacters):
-        return Diagnostic(span, f"unexpected character {text[exc.pos_in_stream]!r}")
-    if isinstance(exc, lark.exceptions.UnexpectedEOF) or _describe(getattr(exc, "token", None)) == "end of input":
-        lines = text.rstrip().splitlines() or [""]
-        end = Span(file, len(lines), len(lines[-1]) + 1)
-        return Diagnostic(end, "unexpected end of input (missing '.'?)")
-    token = getattr(exc, "token", None)
-    expected = sorted(getattr(exc, "expected", None) or ())
-    shown = ", ".join(expected[:8]) + (", ..." if len(expected) > 8 else "")
-    message = f"unexpected {_describe(token)}" + (f"; expected one of: {shown}" if shown else "")
-    return Diagnostic(span, message)
-
-
-def _describe(token: Token | None) -> str:
-    if token is None or token.type == "$END":
-        return "end of input"
-    return f"{token.type.lower()} {str(token)!r}"
 
 
 def _unescape(raw: str, span: Span) -> str:
@@ -123,19 +111,20 @@ class _Builder(Transformer):
     def qualifier(self, items):
         return None
 
-    @v_args(meta=True)
-    def decl(self, meta, items):
-        attrs = tuple(a for a in items[1:] if isinstance(a, n.Attribute))
-        return n.Decl(str(items[0]), attrs, self._span(items[0]))
+    def decl(self, items):  # .decl A, B(x: number) declares A and B alike
+        attrs = tuple(a for a in items if isinstance(a, n.Attribute))
+        return [n.Decl(str(t), attrs, self._span(t)) for t in items if isinstance(t, Token)]
 
     def param(self, items):
         key, value = str(items[0]), items[2]
         text = _unescape(str(value), self._span(value)) if value.type == "STRING" else str(value)
         return (key, text)
 
-    @v_args(meta=True)
-    def directive(self, meta, items):
+    def directive(self, items):
         kind = str(items[0])[1:]
+        if kind == "limitsize":
+            raise ParseError(Diagnostic(self._span(items[0]), ".limitsize is not supported"),
+                             {self.file: self.text})
         names = [t for t in items[1:] if isinstance(t, Token)]
         params = tuple(p for p in items[1:] if isinstance(p, tuple))
         return [n.Directive(kind, str(t), params, self._span(t)) for t in names]
@@ -270,10 +259,12 @@ def _assemble(tree, file: str, text: str) -> n.Program:
         match item:
             case n.TypeDecl():
                 types.append(item)
-            case n.Decl():
-                decls.append(item)
-            case list():
+            case [n.Decl(), *_]:
+                decls.extend(item)
+            case [n.Directive(), *_]:
                 directives.extend(item)
+            case ("clause", heads, [[]], span):
+                clauses.extend(fact(h, span) for h in heads)
             case ("clause", heads, bodies, span):
                 clauses.extend(n.Clause(h, tuple(body), span) for body in bodies for h in heads)
             case _:

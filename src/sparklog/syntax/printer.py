@@ -46,6 +46,8 @@ def print_term(term: Term) -> str:
             return print_float(value)
         case String(value):
             return print_string(value)
+        case BinOp(op, Number(value, False) | Float(value) as left, right) if value < 0:
+            return f"(({print_term(left)}) {op} {print_term(right)})"  # -1 ^ 2 is -(1 ^ 2)
         case BinOp(op, left, right):
             return f"({print_term(left)} {op} {print_term(right)})"
         case UnaryOp("neg", arg):

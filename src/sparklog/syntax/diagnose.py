@@ -1,0 +1,100 @@
+"""Parse errors in words: what was found, what could come there, and where the mistake is.
+
+lark names its terminals (``__ANON_0``, ``BSHRU``, ``LPAR``); users wrote ``.decl``, ``bshru``
+and ``(``. A rule without its final ``.`` is reported where that rule ends, not at the
+next line that lark stumbles on; an unterminated comment or string is reported as such.
+"""
+
+from __future__ import annotations
+
+import lark
+
+from sparklog.errors import Diagnostic, Span
+
+# expected terminals that say more as one phrase
+_EXPRESSION = {"IDENT", "INT", "FLOAT", "STRING", "LPAR", "MINUS", "BNOT", "LNOT", "COUNT",
+               "SUM", "MIN", "MAX", "MEAN", "UNDERSCORE"}
+_OPERATORS = {"PLUS", "MINUS", "MULOP", "POW", "BAND", "BOR", "BXOR", "BSHL", "BSHR", "BSHRU",
+              "LAND", "LOR", "LXOR"}
+_WORDS = {"IDENT": "a name", "INT": "a number", "FLOAT": "a number", "STRING": "a string",
+          "DIRECTIVE": "a directive", "COMPARE": "a comparison", "MULOP": "'*', '/' or '%'",
+          "$END": "the end of the input"}
+_SHOWN = 6
+
+
+def diagnose(exc: lark.exceptions.UnexpectedInput, text: str, file: str,
+             terminals: dict[str, str]) -> Diagnostic:
+    """The diagnostic of a failed parse; ``terminals`` maps lark names to literal text."""
+    pos = getattr(exc, "pos_in_stream", None)
+    pos = len(text) if pos is None or isinstance(exc, lark.exceptions.UnexpectedEOF) else pos
+    unterminated = _unterminated(text)
+    if unterminated is not None and unterminated[0] <= pos:
+        return Diagnostic(_span(file, text, unterminated[0]), unterminated[1])
+    if isinstance(exc, lark.exceptions.UnexpectedCharacters):
+        return Diagnostic(_span(file, text, pos), f"unexpected character {text[pos]!r}")
+    expected = set(getattr(exc, "expected", None) or ())
+    token = getattr(exc, "token", None)
+    end = token is None or token.type == "$END" or not str(token)
+    if "DOT" in expected and (end or _line_break_before(text, pos)):
+        rule_end = len(text[:pos].rstrip())  # the rule ends on an earlier line
+        return Diagnostic(_span(file, text, rule_end), "missing '.' at the end of this rule")
+    found = "end of input" if end else repr(str(token))
+    message = f"unexpected {found}"
+    if expected:
+        message += f"; expected {_phrase(expected, terminals)}"
+    return Diagnostic(_span(file, text, pos), message)
+
+
+def _phrase(expected: set[str], terminals: dict[str, str]) -> str:
+    """``a name, '(' or an operator``: expected terminals in words."""
+    words: list[str] = []
+    if {"IDENT", "INT", "STRING", "LPAR"} <= expected:
+        words.append("an expression")
+        expected = expected - _EXPRESSION
+    if len(expected & _OPERATORS) >= 3:
+        words.append("an operator")
+        expected = expected - _OPERATORS
+    for name in sorted(expected):
+        word = _WORDS.get(name) or (f"'{terminals[name]}'" if name in terminals
+                                    else name.lower())
+        if word not in words:
+            words.append(word)
+    if len(words) > _SHOWN:
+        words = words[:_SHOWN] + ["..."]
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " or " + words[-1]
+
+
+def _line_break_before(text: str, pos: int) -> bool:
+    """Whether only blank space (with a line break) separates ``pos`` from the text before."""
+    before = text[:pos]
+    gap = before[len(before.rstrip()):]
+    return "\n" in gap
+
+
+def _unterminated(text: str) -> tuple[int, str] | None:
+    """The offset of the first comment or string that never ends, and what it is."""
+    i = 0
+    while i < len(text):
+        if text[i] == '"':
+            j = i + 1
+            while j < len(text) and text[j] not in '"\n':
+                j += 2 if text[j] == "\\" and text[j + 1:j + 2] not in ("", "\n") else 1
+            if j >= len(text) or text[j] != '"':
+                return i, "unterminated string"
+            i = j + 1
+        elif text.startswith("//", i):
+            j = text.find("\n", i)
+            i = len(text) if j < 0 else j
+        elif text.startswith("/*", i):
+            j = text.find("*/", i + 2)
+            if j < 0:
+                return i, "unterminated comment"
+            i = j + 2
+        else:
+            i += 1
+    return None
+
+
+def _span(file: str, text: str, pos: int) -> Span:
+    line = text.count("\n", 0, pos) + 1
+    return Span(file, line, pos - (text.rfind("\n", 0, pos) + 1) + 1)
