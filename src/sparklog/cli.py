@@ -164,7 +164,10 @@ def _spark_options(p: argparse.ArgumentParser) -> None:
 
 def _conf(pairs: list[str]) -> dict[str, str]:
     """--conf KEY=VALUE pairs, as spark-submit takes them: a key that does not start
-    with ``spark.`` is ignored with a warning; a missing ``=`` or key is a usage error."""
+    with ``spark.`` is ignored with a warning; a missing ``=`` or key is a usage error.
+    A setting sparklog must fix (session.REQUIRED_CONF) is ignored with a warning too."""
+    from sparklog.spark.session import REQUIRED_CONF
+
     out = {}
     for pair in pairs:
         key, eq, value = pair.partition("=")
@@ -173,6 +176,10 @@ def _conf(pairs: list[str]) -> dict[str, str]:
             raise UsageError(f"--conf expects KEY=VALUE, got {pair!r}")
         if not key.startswith("spark."):
             print(f"warning: ignoring non-Spark config property: {key}", file=sys.stderr)
+            continue
+        if key in REQUIRED_CONF and value.strip() != REQUIRED_CONF[key]:
+            print(f"warning: ignoring --conf {key}={value}: sparklog needs "
+                  f"{key}={REQUIRED_CONF[key]}", file=sys.stderr)
             continue
         out[key] = value
     return out

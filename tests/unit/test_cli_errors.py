@@ -209,6 +209,13 @@ def test_conf_like_spark_submit(capsys):
             cli._conf([bad])
 
 
+def test_conf_that_sparklog_must_override_is_not_ignored_silently(capsys):
+    assert cli._conf(["spark.sql.adaptive.enabled=true", "spark.sql.ansi.enabled=false"]) == \
+        {"spark.sql.ansi.enabled": "false"}
+    assert capsys.readouterr().err == ("warning: ignoring --conf spark.sql.adaptive.enabled=true:"
+                                       " sparklog needs spark.sql.adaptive.enabled=false\n")
+
+
 def test_conf_errors_exit_2(tc_dir, capsys):
     for bad in ["novalue", "=x"]:
         code, err = run(capsys, "run", str(tc_dir / "tc.dl"), "--conf", bad)
