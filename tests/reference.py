@@ -487,7 +487,7 @@ class Evaluator:
     def fire(self, clause: Clause) -> set[tuple]:
         """The head tuples that ``clause`` derives from the current database."""
         out, self.outer = set(), self.clause_outer[id(clause)]
-        for binding in self.solve(clause.body, {}):
+        for binding in self.solve(_flatten(clause.body), {}):
             try:
                 out.add(tuple(self.term(a, binding) for a in clause.head.args))
             except Fail:
@@ -528,6 +528,28 @@ def _aggregates(clause: Clause) -> Iterator[Aggregate]:
                 stack += list(args)
             case Negation(atom):
                 stack.append(atom)
+
+
+def _flatten(body: tuple[Literal, ...]) -> list[Literal]:
+    """The body with each computed argument of a positive atom replaced by a fresh variable
+    and an equality: ``r(x + 1, y)`` -> ``r(#0, y), #0 = x + 1``. Soufflé binds only the
+    plain variables of an atom and checks its expressions once their variables are bound,
+    wherever they come from (``a(x, y + 1), b(y, x - 1)`` is grounded)."""
+    out: list[Literal] = []
+    extra: list[Literal] = []
+    for literal in body:
+        if isinstance(literal, Atom):
+            args = []
+            for arg in literal.args:
+                if isinstance(arg, (Var, Wildcard, Number, Float, String)):
+                    args.append(arg)
+                else:
+                    fresh = Var(f"#{len(extra)}")
+                    extra.append(Comparison("=", fresh, arg))
+                    args.append(fresh)
+            literal = Atom(literal.relation, tuple(args))
+        out.append(literal)
+    return out + extra
 
 
 def _binds(var: Term, expr: Term, binding: Binding, ev: Evaluator) -> bool:

@@ -322,3 +322,104 @@ def test_drawn_programs_print_stably_and_evaluate(drawn):
     result = evaluate(program, facts)
     assert set(result) >= {d.name for d in program.decls}
     assert all(result[name] >= rows for name, rows in facts.items())
+
+
+# ---------------------------------------------------------------------------------------
+# Shapes the random programs draw
+
+
+def test_atom_expressions_are_checked_once_bound_anywhere():
+    # Soufflé binds the plain variables of atoms; each expression argument is a filter
+    rule = R(A("out", X, Y), A("a", X, BinOp("+", Y, Number(1))),
+             A("b", Y, BinOp("-", X, Number(1))))
+    inputs = {"a": {(1, 3), (2, 3), (5, 1), (4, 4)}, "b": {(2, 0), (2, 1), (0, 4), (3, 0)}}
+    assert run(rule, inputs=inputs) == {(1, 2), (2, 2), (5, 0)}
+
+
+def test_issue_1_addition_has_every_sum_up_to_six():
+    from sparklog.syntax.parser import parse
+    add = """.decl nat(x:number)
+nat(0).
+nat(x + 1) :- nat(x), x < 6.
+.decl succ(a:number, b:number)
+succ(a, b) :- nat(a), nat(b), b = a + 1.
+.decl add(a:number, b:number, r:number)
+add(a, 0, a) :- nat(a).
+add(a, b, r) :- succ(pb, b), add(a, pb, pr), succ(pr, r)."""
+    assert evaluate(parse(add))["add"] == {(a, b, a + b) for a in range(7) for b in range(7)
+                                           if a + b <= 6}
+
+
+def _features(program) -> set[str]:
+    """What a generated program contains, by name."""
+    from sparklog.syntax.printer import print_program
+
+    text, found = print_program(program), set()
+    heads = {}
+    for clause in program.clauses:
+        heads.setdefault(clause.head.relation, set()).add(clause)
+    level = {d.name: i for i, d in enumerate(program.decls)}
+    for clause in program.clauses:
+        atoms = [lit for lit in clause.body if isinstance(lit, Atom)]
+        found.add(f"atoms{len(atoms)}")
+        names = [a.relation for a in atoms]
+        head = clause.head.relation
+        if head in names and any(names.count(n) >= 2 and n != head for n in names):
+            found.add("delta joined with two atoms of one relation")
+        if head in names and any(level[n] > level[head] for n in names if n != head):
+            found.add("mutual recursion")
+        if clause.is_fact and any(not isinstance(a, (Number, Float, String))
+                                  for a in clause.head.args):
+            found.add("arithmetic in a fact")
+        for lit in clause.body:
+            if isinstance(lit, Negation) and any(isinstance(a, (BinOp, Call, UnaryOp))
+                                                 for a in lit.atom.args):
+                found.add("expression in a negated atom")
+            if isinstance(lit, Comparison) and isinstance(lit.right, Aggregate):
+                found.add(lit.right.func)
+        if any(isinstance(a, (BinOp, Call)) for a in clause.head.args) and clause.body:
+            found.add("expression in a head")
+        if any(isinstance(a, (Number, Float, String)) for a in clause.head.args) and clause.body:
+            found.add("constant in a head")
+    for decl in program.decls:
+        found.add(f"arity{decl.arity}")
+        found |= {a.type for a in decl.attributes}
+    for needle, name in (("substr(s", "substr of a variable"), ('< "', "symbol comparison"),
+                         ("cat(", "cat"), ("strlen(s", "strlen of a variable")):
+        if needle in text:
+            found.add(name)
+    return found
+
+
+def test_generator_draws_every_feature_over_a_few_hundred_seeds():
+    from tests.strategies import generate
+
+    found: set[str] = set()
+    for seed in range(300):
+        found |= _features(generate(seed)[0])
+    wanted = {"atoms1", "atoms2", "atoms3", "atoms4", "arity0", "arity4", "number", "unsigned",
+              "float", "symbol", "count", "sum", "min", "max", "mean", "mutual recursion",
+              "delta joined with two atoms of one relation", "expression in a negated atom",
+              "expression in a head", "constant in a head", "arithmetic in a fact",
+              "substr of a variable", "cat", "strlen of a variable"}
+    assert wanted <= found, wanted - found
+
+
+def test_generator_is_deterministic_and_prefix_blind():
+    from sparklog.syntax.printer import print_program
+    from tests.strategies import generate
+
+    one, facts = generate(7)
+    assert print_program(one) == print_program(generate(7)[0])
+    other, other_facts = generate(7, "p7_")
+    assert print_program(other).replace("p7_", "") == print_program(one)
+    assert {k.removeprefix("p7_"): v for k, v in other_facts.items()} == facts
+
+
+def test_generated_programs_terminate_in_the_reference():
+    from tests.strategies import generate
+
+    for seed in range(300):
+        program, facts = generate(seed)
+        result = evaluate(program, facts)
+        assert all(len(rows) < 2000 for rows in result.values()), seed

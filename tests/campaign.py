@@ -1,0 +1,256 @@
+"""Differential testing of the engine against the reference evaluator on random programs.
+
+Usage (from the repository root)::
+
+    python3 -m tests.campaign --runs 5000            # seeds 0..4999
+    python3 -m tests.campaign --runs 500 --seed 7000 --batch 8 --partitions 2
+
+Each seed gives one program (tests/strategies.py ``generate``) with its facts. Programs are
+evaluated ``--batch`` at a time in one engine run: their relations carry a prefix per
+program (``p3_r0``), so the programs are independent parts of one text, and the result is
+split back per program. A program whose batch fails is rerun alone to find the culprit.
+Prints progress, then a summary: programs run, agreements, and for each disagreement or
+crash the program text, its facts, and expected vs got, after shrinking it (dropping
+clauses, body literals and facts while it still fails; ``--no-shrink`` skips this).
+Exit status 0 when every program agrees, 1 otherwise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from dataclasses import dataclass, replace
+
+from sparklog.syntax.nodes import Program
+from sparklog.syntax.parser import parse
+from sparklog.syntax.printer import print_program
+from tests import reference
+from tests.strategies import generate
+
+KIND_OF_DF = {"number": "long", "unsigned": "long", "float": "double", "symbol": "string"}
+
+
+@dataclass
+class Case:
+    """One generated program: the seed, the parsed text and the ``.input`` facts."""
+
+    seed: int
+    text: str
+    ast: Program
+    facts: dict[str, set[tuple]]
+
+
+@dataclass
+class Outcome:
+    """How a case went: ``ok``, or ``error`` / ``differs`` with a description."""
+
+    case: Case
+    status: str
+    detail: str = ""
+
+
+def make_case(seed: int, prefix: str = "", **sizes) -> Case:
+    """The case of a seed; relation names get ``prefix``."""
+    program, facts = generate(seed, prefix, **sizes)
+    return from_program(seed, program, facts)
+
+
+def from_program(seed: int, program: Program, facts: dict[str, set[tuple]]) -> Case:
+    """A case that both the engine and the reference see through the printed text."""
+    text = print_program(program)
+    return Case(seed, text, parse(text), facts)
+
+
+def _normal(kinds: tuple[str, ...], row: tuple) -> tuple:
+    """A row with unsigned values as 64-bit patterns (the reference wraps them as signed)."""
+    return tuple(int(v) % (1 << 64) if k == "unsigned" else v
+                 for k, v in zip(kinds, row, strict=True))
+
+
+def expected(case: Case) -> dict[str, set[tuple]]:
+    """The reference's answer for every declared relation."""
+    result = reference.evaluate(case.ast, case.facts)
+    return {d.name: {_normal(_kinds(d), r) for r in result.get(d.name, set())}
+            for d in case.ast.decls}
+
+
+def _kinds(decl) -> tuple[str, ...]:
+    return tuple(a.type for a in decl.attributes)
+
+
+def merged(cases: list[Case]) -> tuple[Program, dict[str, set[tuple]]]:
+    """One program holding every case (their relation names are already apart)."""
+    program = Program(decls=tuple(d for c in cases for d in c.ast.decls),
+                      clauses=tuple(x for c in cases for x in c.ast.clauses),
+                      directives=tuple(x for c in cases for x in c.ast.directives))
+    return program, {k: v for c in cases for k, v in c.facts.items()}
+
+
+def engine_rows(engine, spark, program: Program, facts: dict[str, set[tuple]]
+                ) -> dict[str, set[tuple]]:
+    """Every declared relation after one engine run, fetched with a single Spark job."""
+    import sparklog
+    from pyspark.sql import functions as F
+
+    inputs = {}
+    for name, tuples in facts.items():
+        decl = program.decl(name)
+        schema = ", ".join(f"c{i} {KIND_OF_DF[a.type]}" for i, a in enumerate(decl.attributes))
+        inputs[name] = spark.createDataFrame(sorted(tuples, key=repr), schema)
+    result = engine.run(sparklog.Program(program), inputs=inputs)
+    parts = []
+    for decl in program.decls:
+        df = result[decl.name]
+        row = F.to_json(F.struct(*df.columns)) if df.columns else F.lit("{}")
+        parts.append(df.select(F.lit(decl.name).alias("r"), row.alias("j")))
+    union = parts[0]
+    for part in parts[1:]:
+        union = union.unionAll(part)
+    out: dict[str, set[tuple]] = {d.name: set() for d in program.decls}
+    for name, text in union.collect():
+        kinds = _kinds(program.decl(name))
+        out[name].add(_normal(kinds, tuple(json.loads(text).values())))
+    return out
+
+
+def compare(case: Case, got: dict[str, set[tuple]]) -> Outcome:
+    """The outcome of a case given the engine's rows for (at least) its relations."""
+    want = expected(case)
+    bad = []
+    for name, rows in want.items():
+        have = got.get(name, set())
+        if have != rows:
+            bad.append(f"{name}: missing {sorted(rows - have, key=repr)}, "
+                       f"extra {sorted(have - rows, key=repr)}")
+    return Outcome(case, "differs", "\n".join(bad)) if bad else Outcome(case, "ok")
+
+
+def run_cases(engine, spark, cases: list[Case]) -> list[Outcome]:
+    """Outcomes of cases run together in one engine run; alone if that run fails."""
+    program, facts = merged(cases)
+    try:
+        got = engine_rows(engine, spark, program, facts)
+    except Exception as exc:  # noqa: BLE001 - any crash is an outcome to report
+        if len(cases) > 1:
+            return [o for c in cases for o in run_cases(engine, spark, [c])]
+        return [Outcome(cases[0], "error", f"{type(exc).__name__}: {exc}")]
+    return [compare(case, got) for case in cases]
+
+
+# ---------------------------------------------------------------------------------------
+# Shrinking
+
+
+def _candidates(case: Case):
+    """Smaller versions of a case: without a clause, a body literal, or an input fact."""
+    ast = case.ast
+    for i in range(len(ast.clauses)):
+        yield replace(case, ast=replace(ast, clauses=ast.clauses[:i] + ast.clauses[i + 1:]))
+    for i, clause in enumerate(ast.clauses):
+        for j in range(len(clause.body)):
+            smaller = replace(clause, body=clause.body[:j] + clause.body[j + 1:])
+            if smaller.body:
+                clauses = ast.clauses[:i] + (smaller,) + ast.clauses[i + 1:]
+                yield replace(case, ast=replace(ast, clauses=clauses))
+    for name, rows in case.facts.items():
+        for row in sorted(rows, key=repr):
+            yield replace(case, facts={**case.facts, name: rows - {row}})
+
+
+def _valid(case: Case) -> Case | None:
+    """The case re-parsed from its text if the checker and the reference accept it."""
+    import sparklog
+
+    try:
+        fresh = from_program(case.seed, case.ast, case.facts)
+        sparklog.Program(fresh.ast)
+        reference.evaluate(fresh.ast, fresh.facts)
+    except Exception:  # noqa: BLE001 - an invalid candidate is simply skipped
+        return None
+    return fresh
+
+
+def shrink(engine, spark, outcome: Outcome, budget: int = 120) -> Outcome:
+    """A smaller case that still fails the same way (greedy, at most ``budget`` runs)."""
+    current, runs = outcome, 0
+    progress = True
+    while progress and runs < budget:
+        progress = False
+        for candidate in _candidates(current.case):
+            fresh = _valid(candidate)
+            if fresh is None:
+                continue
+            runs += 1
+            result = run_cases(engine, spark, [fresh])[0]
+            if result.status == outcome.status:
+                current, progress = result, True
+                break
+            if runs >= budget:
+                break
+    return current
+
+
+# ---------------------------------------------------------------------------------------
+# The command
+
+
+def report(outcome: Outcome) -> str:
+    """A failing case as text: seed, program, facts, what differs."""
+    facts = "\n".join(f"  {name}: {sorted(rows, key=repr)}"
+                      for name, rows in sorted(outcome.case.facts.items()))
+    return (f"--- seed {outcome.case.seed}: {outcome.status}\n{outcome.case.text}"
+            f"facts (DataFrame inputs):\n{facts or '  (none)'}\n{outcome.detail}\n")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python3 -m tests.campaign",
+                                     description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=200, help="number of programs")
+    parser.add_argument("--seed", type=int, default=0, help="first seed")
+    parser.add_argument("--batch", type=int, default=8, help="programs per engine run")
+    parser.add_argument("--partitions", type=int, default=2)
+    parser.add_argument("--no-shrink", action="store_true", help="report failures as drawn")
+    args = parser.parse_args(argv)
+    from sparklog.spark import session
+    import sparklog
+
+    spark = session.start(f"local[{args.partitions}]", partitions=args.partitions,
+                          conf={"spark.driver.memory": "2g"})
+    engine = sparklog.Engine(spark=spark, partitions=args.partitions)
+    failures: list[Outcome] = []
+    done, start = 0, time.time()
+    seeds = list(range(args.seed, args.seed + args.runs))
+    for at in range(0, len(seeds), args.batch):
+        chunk, broken = [], []
+        for seed in seeds[at:at + args.batch]:
+            try:
+                chunk.append(make_case(seed, f"p{seed}_"))
+            except Exception as exc:  # noqa: BLE001 - the parser failed on a printed program
+                program, facts = generate(seed)
+                broken.append(Outcome(Case(seed, print_program(program), program, facts),
+                                      "error", f"parse: {type(exc).__name__}: {exc}"))
+        for outcome in broken + (run_cases(engine, spark, chunk) if chunk else []):
+            done += 1
+            if outcome.status != "ok":
+                first = outcome
+                if not outcome.detail.startswith("parse: "):
+                    first = run_cases(engine, spark, [make_case(outcome.case.seed)])[0]
+                if first.status == "ok":  # fails only next to other programs
+                    first = outcome
+                elif not args.no_shrink:
+                    first = shrink(engine, spark, first)
+                failures.append(first)
+                print(report(first), flush=True)
+        print(f"[{time.time() - start:7.1f}s] {done}/{len(seeds)} programs, "
+              f"{done - len(failures)} agree, {len(failures)} fail", flush=True)
+    print(f"summary: {done} programs (seeds {args.seed}..{args.seed + args.runs - 1}), "
+          f"{done - len(failures)} agree with the reference, {len(failures)} fail"
+          + ("" if not failures else ": seeds " + ", ".join(str(f.case.seed) for f in failures)))
+    spark.stop()
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
