@@ -318,8 +318,9 @@ def _stdout_block(name: str, df, kinds) -> str:
     """Soufflé's -D - format; the rows are the program's final output."""
     from sparklog.io.facts import as_text_lines
 
-    lines = as_text_lines(df.sortWithinPartitions(*df.columns).coalesce(1)
-                          .sortWithinPartitions(*df.columns), kinds, "\t")
+    if df.columns:  # sorted output; a nullary relation has nothing to sort by
+        df = df.sortWithinPartitions(*df.columns).coalesce(1).sortWithinPartitions(*df.columns)
+    lines = as_text_lines(df.coalesce(1), kinds, "\t")
     body = [r["value"] for r in lines.toLocalIterator()]
     return "\n".join(["---------------", name, "===============", *body, "==============="])
 

@@ -259,7 +259,10 @@ class AtomicWriter:
             df.write.parquet(str(stage / "data"))
             self.staged.append((stage / "data", path))
             return
-        lines = as_text_lines(df.coalesce(1).sortWithinPartitions(*df.columns), kinds, delimiter)
+        df = df.coalesce(1)
+        if df.columns:  # a nullary relation has nothing to sort by
+            df = df.sortWithinPartitions(*df.columns)
+        lines = as_text_lines(df, kinds, delimiter)
         lines.write.text(str(stage / "data"))
         parts = sorted((stage / "data").glob("part-*"))
         target = stage / "file"

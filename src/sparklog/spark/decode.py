@@ -17,9 +17,10 @@ def decode(db, decl: n.Decl, name: str) -> DataFrame:
     """The relation ``name`` as a DataFrame named and typed as ``decl`` declares it."""
     kinds = db.kinds(name)
     if name not in db.stored:
-        schema = ", ".join(f"`{a.name}` {_TYPES[k]}" for a, k in zip(decl.attributes, kinds))
-        return db.spark.createDataFrame([], schema or "dummy int").select(
-            *[f"`{a.name}`" for a in decl.attributes])
+        from sparklog.spark.driver import empty_frame
+
+        return empty_frame(db.spark, [(a.name, _TYPES[k])
+                                      for a, k in zip(decl.attributes, kinds)])
     df = db.stored[name].select(*[f"c{i}" for i in range(len(kinds))])
     for i, kind in enumerate(kinds):
         if kind == "symbol":

@@ -200,7 +200,8 @@ class Database:
     def symbols(self) -> DataFrame:
         """The symbol table (id, symbol), materialized once per batch of new symbols."""
         if self._symbols is None:
-            parts = self.symbol_parts or [self.spark.createDataFrame([], "id long, symbol string")]
+            parts = self.symbol_parts or [empty_frame(self.spark, [("id", "long"),
+                                                                    ("symbol", "string")])]
             df = parts[0]
             for p in parts[1:]:
                 df = df.unionByName(p)
@@ -210,8 +211,8 @@ class Database:
 
     def _empty(self, relation: str) -> DataFrame:
         types = [_spark_type(k) for k in self.kinds(relation)]
-        cols = [f"c{i} {t}" for i, t in enumerate(types)] + [f"{SB} int", f"{IT} int"]
-        empty = self.spark.createDataFrame([], ", ".join(cols))
+        empty = empty_frame(self.spark, [(f"c{i}", t) for i, t in enumerate(types)]
+                            + [(SB, "int"), (IT, "int")])
         cols = self.columns(relation)
         jdf = empty._jdf.repartition(self.options.partitions, cols.keys).select(cols.stored)
         return DataFrame(jdf, self.spark)
@@ -425,6 +426,15 @@ def _checkpoint(df: DataFrame, options: Options, eager: bool = True) -> DataFram
     if options.checkpoint == "reliable":
         return df.checkpoint(eager=True)
     return df.localCheckpoint(eager=eager)
+
+
+def empty_frame(spark: SparkSession, columns: list[tuple[str, str]]) -> DataFrame:
+    """An empty DataFrame with these (name, Spark SQL type) columns, made in the JVM.
+
+    Not createDataFrame: from Python data it builds an RDD that Python worker processes
+    decode, so every executor would need a matching Python.
+    """
+    return spark.range(0).select(*[F.lit(None).cast(t).alias(c) for c, t in columns])
 
 
 def _stored_rdd(df: DataFrame) -> Any:
@@ -755,9 +765,8 @@ def _derive(db: Database, relation: str, kernels: list[Kernel]) -> DataFrame:
     """The union of a relation's kernels, planned from one SQL text."""
     arity = db.plan.layouts[relation].arity
     if not kernels:
-        schema = ", ".join(f"c{i} {_spark_type(k)}" for i, k in enumerate(db.kinds(relation)))
-        return db.spark.createDataFrame([], schema or "c0 long").select(
-            *[f"c{i}" for i in range(arity)])
+        return empty_frame(db.spark, [(f"c{i}", _spark_type(k))
+                                      for i, k in enumerate(db.kinds(relation))])
     sql = " UNION ALL ".join(f"({kernel_sql(k, db)})" for k in kernels)
     return DataFrame(db.spark._jsparkSession.sql(sql), db.spark)
 

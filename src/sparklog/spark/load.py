@@ -105,19 +105,42 @@ def _constant(term: n.Term):
             raise CheckError(f"fact argument {term!r} is not a constant")
 
 
+_VALUES_CHUNK = 5_000  # rows per VALUES clause: keeps each SQL text small to parse
+
+
 def _facts_frame(db, rows: list[tuple], kinds: tuple[str, ...]) -> DataFrame:
-    """The program text's facts (small: they are part of the program)."""
-    schema = ", ".join(f"c{i} {SPARK_TYPES[k]}" for i, k in enumerate(kinds)) or "c0 int"
-    df = db.spark.createDataFrame(rows, schema)
-    return df.select(*[f"c{i}" for i in range(len(kinds))])
+    """The program text's facts, as SQL VALUES: built in the JVM, no Python on executors
+    (createDataFrame from Python rows needs Python workers to decode them)."""
+    if not kinds:  # nullary facts: one row without columns each
+        return db.spark.range(len(rows)).select()
+    names = ", ".join(f"c{i}" for i in range(len(kinds)))
+    parts = []
+    for start in range(0, len(rows), _VALUES_CHUNK):
+        values = ", ".join("(" + ", ".join(_sql_value(v, k) for v, k in zip(row, kinds)) + ")"
+                           for row in rows[start:start + _VALUES_CHUNK])
+        parts.append(db.spark.sql(f"SELECT * FROM VALUES {values} AS t({names})"))
+    df = parts[0]
+    for p in parts[1:]:
+        df = df.unionAll(p)
+    return df
+
+
+def _sql_value(value, kind: str) -> str:
+    from sparklog.spark import expressions as X
+
+    if kind == "symbol":
+        return X.sql_string(value)
+    if kind == "float":
+        return X.sql_float(float(value))
+    return X.sql_number(value)
 
 
 def _register_constants(db, program) -> None:
     strings = sorted({t.value for c in program.ast.clauses for t in _all_terms(c)
                       if isinstance(t, n.String)})
     if strings:
-        df = db.spark.createDataFrame([(s,) for s in strings], "symbol string")
-        db.add_symbols(df.select(F.xxhash64("symbol").alias("id"), "symbol"))
+        df = _facts_frame(db, [(s,) for s in strings], ("symbol",))
+        db.add_symbols(df.select(F.xxhash64("c0").alias("id"), F.col("c0").alias("symbol")))
 
 
 def _all_terms(clause: n.Clause):
