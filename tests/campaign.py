@@ -3,7 +3,8 @@
 Usage (from the repository root)::
 
     python3 -m tests.campaign --runs 5000            # seeds 0..4999
-    python3 -m tests.campaign --runs 500 --seed 7000 --batch 8 --partitions 2
+    python3 -m tests.campaign --runs 500 --seed 7000 --batch 8 --partitions 2 2>/dev/null
+    python3 -m tests.campaign --runs 1 --seed 25     # one program again, shrunk if it fails
 
 Each seed gives one program (tests/strategies.py ``generate``) with its facts. Programs are
 evaluated ``--batch`` at a time in one engine run: their relations carry a prefix per
@@ -128,13 +129,15 @@ def compare(case: Case, got: dict[str, set[tuple]]) -> Outcome:
 
 
 def run_cases(engine, spark, cases: list[Case]) -> list[Outcome]:
-    """Outcomes of cases run together in one engine run; alone if that run fails."""
+    """Outcomes of cases run together in one engine run; if that run crashes, each half
+    is run apart (bisection finds the crashing programs in few runs)."""
     program, facts = merged(cases)
     try:
         got = engine_rows(engine, spark, program, facts)
     except Exception as exc:  # noqa: BLE001 - any crash is an outcome to report
         if len(cases) > 1:
-            return [o for c in cases for o in run_cases(engine, spark, [c])]
+            half = len(cases) // 2
+            return run_cases(engine, spark, cases[:half]) + run_cases(engine, spark, cases[half:])
         return [Outcome(cases[0], "error", f"{type(exc).__name__}: {exc}")]
     return [compare(case, got) for case in cases]
 
@@ -211,6 +214,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0, help="first seed")
     parser.add_argument("--batch", type=int, default=8, help="programs per engine run")
     parser.add_argument("--partitions", type=int, default=2)
+    parser.add_argument("--max-inputs", type=int, default=3, help="input relations, at most")
+    parser.add_argument("--max-groups", type=int, default=4, help="strata drawn, at most")
     parser.add_argument("--no-shrink", action="store_true", help="report failures as drawn")
     args = parser.parse_args(argv)
     from sparklog.spark import session
@@ -219,6 +224,7 @@ def main(argv: list[str] | None = None) -> int:
     spark = session.start(f"local[{args.partitions}]", partitions=args.partitions,
                           conf={"spark.driver.memory": "2g"})
     engine = sparklog.Engine(spark=spark, partitions=args.partitions)
+    sizes = {"max_inputs": args.max_inputs, "max_groups": args.max_groups}
     failures: list[Outcome] = []
     done, start = 0, time.time()
     seeds = list(range(args.seed, args.seed + args.runs))
@@ -226,9 +232,9 @@ def main(argv: list[str] | None = None) -> int:
         chunk, broken = [], []
         for seed in seeds[at:at + args.batch]:
             try:
-                chunk.append(make_case(seed, f"p{seed}_"))
+                chunk.append(make_case(seed, f"p{seed}_", **sizes))
             except Exception as exc:  # noqa: BLE001 - the parser failed on a printed program
-                program, facts = generate(seed)
+                program, facts = generate(seed, **sizes)
                 broken.append(Outcome(Case(seed, print_program(program), program, facts),
                                       "error", f"parse: {type(exc).__name__}: {exc}"))
         for outcome in broken + (run_cases(engine, spark, chunk) if chunk else []):
@@ -236,7 +242,7 @@ def main(argv: list[str] | None = None) -> int:
             if outcome.status != "ok":
                 first = outcome
                 if not outcome.detail.startswith("parse: "):
-                    first = run_cases(engine, spark, [make_case(outcome.case.seed)])[0]
+                    first = run_cases(engine, spark, [make_case(outcome.case.seed, **sizes)])[0]
                 if first.status == "ok":  # fails only next to other programs
                     first = outcome
                 elif not args.no_shrink:
