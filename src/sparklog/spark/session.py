@@ -29,6 +29,9 @@ REQUIRED_CONF = {
     "spark.sql.unionOutputPartitioning": "true",
     "spark.sql.ansi.enabled": "false",
     "spark.sql.autoBroadcastJoinThreshold": "-1",
+    # A runtime Bloom filter on a join with a small side costs a job of its own per round
+    # (a subquery that aggregates the small side before the round's job can start).
+    "spark.sql.optimizer.runtime.bloomFilter.enabled": "false",
 }
 # Settings a run switches round by round (driver.Database.use_codegen); saved and restored.
 WHOLE_STAGE = "spark.sql.codegen.wholeStage"
