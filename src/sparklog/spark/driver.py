@@ -251,8 +251,15 @@ class Database:
             self._per_partition = (F.count(F.lit(1)).alias("n"), _seq(self.spark, counts))
         return self._per_partition
 
-    def add_new(self, relation: str, metrics: Metrics) -> int:
-        """Fold one round's observed counts into the relation's sizes; the new rows."""
+    def add_new(self, relation: str, metrics: Metrics, version: DataFrame) -> int:
+        """Fold one round's observed counts into the relation's sizes; the new rows.
+
+        ``spark_partition_id()`` is the partition of the task that computes a row. A
+        deferred version is computed inside the tasks of the job that first reads it, and
+        when that job reads it through a cartesian product, say, those tasks are not the
+        version's partitions: then its sizes are counted again from the stored
+        ``version`` (one small job, only then).
+        """
         parts = range(self.options.partitions)
         new = metrics.get
         if metrics.placed is not None:  # placement restored: counts of the whole version
@@ -260,9 +267,10 @@ class Database:
             sizes = [placed.get(f"p{p}") or 0 for p in parts]
         else:
             counts = [new.get(f"p{p}") or 0 for p in parts]
-            assert sum(counts) == new["n"], (relation, new)  # placement checked in insert
             before = self.partition_sizes.get(relation, [0] * len(parts))
             sizes = [a + b for a, b in zip(before, counts)]
+            if sum(counts) != new["n"]:
+                sizes = _partition_sizes(version, len(parts))
         self.partition_sizes[relation] = sizes
         self.sizes[relation] = sum(sizes)
         return int(new["n"])
@@ -426,6 +434,14 @@ def _checkpoint(df: DataFrame, options: Options, eager: bool = True) -> DataFram
     if options.checkpoint == "reliable":
         return df.checkpoint(eager=True)
     return df.localCheckpoint(eager=eager)
+
+
+def _partition_sizes(version: DataFrame, partitions: int) -> list[int]:
+    """Rows per partition of a stored version, counted by a job (P rows come back)."""
+    counts = {r["p"]: r["n"] for r in version.groupBy(F.spark_partition_id().alias("p"))
+              .agg(F.count(F.lit(1)).alias("n")).collect()}
+    assert set(counts) <= set(range(partitions)), counts  # insert checked the placement
+    return [counts.get(p, 0) for p in range(partitions)]
 
 
 def empty_frame(spark: SparkSession, columns: list[tuple[str, str]]) -> DataFrame:
@@ -749,7 +765,7 @@ def _book_round(db: Database, sp: StratumPlan, steps: list[_Step], stats: Stats,
 def _book(db: Database, sp: StratumPlan, step: _Step, stats: Stats, iteration: int,
           seconds: float, jobs: int | None = None) -> int:
     """Fold a computed step's metrics into the sizes and add its stats record."""
-    new_rows = db.add_new(step.relation, step.new)
+    new_rows = db.add_new(step.relation, step.new, step.full)
     key = f"{sp.stratum.index}/{step.relation}/{min(iteration, 1)}"
     if jobs is None:
         jobs = len(db.spark.sparkContext.statusTracker().getJobIdsForGroup(step.group))
@@ -797,6 +813,8 @@ def derivations(executed: Any, hint: dict[str, int] | None = None, key: str = ""
         # code-generation wrappers, which come before, so the node is at or after it.
         for index in range(int(number), 2 * len(lines) + 2):
             node = plan.p(index)
+            if node is None:
+                break
             if node.nodeName() == "Exchange" and node.id() == int(home.group(1)):
                 if hint is not None:
                     hint[key] = index

@@ -60,12 +60,13 @@ def load_inputs(db, program, inputs: dict[str, Any], facts_dir: Path) -> None:
         for _, bad in checks.get(name, []):
             bad.source = new.source  # the same plan observes both
 
-        def settle(name: str = name, new: Any = new) -> list[Any]:
-            db.add_new(name, new)
+        stored = _checkpoint(full, db.options, eager=not db.options.defers)
+
+        def settle(name: str = name, new: Any = new, stored: DataFrame = stored) -> list[Any]:
+            db.add_new(name, new, stored)
             return [first_bad_line(source, db.kinds(name))
                     for source, bad in checks.get(name, []) if bad.get.get("bad", 0)]
 
-        stored = _checkpoint(full, db.options, eager=not db.options.defers)
         db.replace(name, stored)
         if db.options.defers:
             db.defer(stored, settle)
