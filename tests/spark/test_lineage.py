@@ -75,3 +75,19 @@ def test_a_failing_job_reraises(spark):
         raise ValueError("boom")
     with pytest.raises(ValueError, match="boom"):
         driver._Job(db, fail).wait()
+
+
+def test_a_dead_spark_thread_ends_the_run(spark, monkeypatch):
+    """The JVM's stderr shows `Exception in thread "dispatcher-event-loop-0" ...` when a
+    thread of Spark's scheduler dies: the run ends with that line as its error."""
+    from sparklog.spark import session
+
+    release = threading.Event()
+    db = driver.Database(spark, sparklog.Program.from_text(COUNTER).plan, driver.Options())
+    monkeypatch.setattr(session, "JVM_THREAD_FAILURES", [])
+    job = driver._Job(db, lambda db: release.wait(30))
+    line = 'Exception in thread "dispatcher-event-loop-0" java.lang.StackOverflowError'
+    threading.Timer(0.5, session.JVM_THREAD_FAILURES.append, [line]).start()
+    with pytest.raises(EngineError, match="dispatcher-event-loop-0"):
+        job.wait()
+    release.set()

@@ -628,17 +628,22 @@ class _Job:
         threading.Thread(target=body, name="sparklog-round", daemon=True).start()
 
     def wait(self) -> None:
+        from sparklog.errors import EngineError
+        from sparklog.spark.session import JVM_THREAD_FAILURES
+
         tracker = self.db.spark.sparkContext.statusTracker()
         limit = self.db.options.stall_seconds
         last, since = None, time.monotonic()
+        failures = len(JVM_THREAD_FAILURES)
         while not self.done.wait(1.0):
+            if len(JVM_THREAD_FAILURES) > failures:  # a thread of Spark's JVM died
+                self.db.spark.sparkContext.cancelAllJobs()
+                raise EngineError(f"Spark failed: {JVM_THREAD_FAILURES[failures]}")
             progress = _progress(tracker)
             if progress != last or progress[0] > 0:
                 last, since = progress, time.monotonic()
             elif limit and time.monotonic() - since > limit:
                 self.db.spark.sparkContext.cancelAllJobs()
-                from sparklog.errors import EngineError
-
                 raise EngineError(
                     f"Spark made no progress for {limit:g} s: no task ran or finished, "
                     "so its scheduler has probably failed (Spark's log on stderr says why)")

@@ -80,7 +80,13 @@ def from_dataframe(df: DataFrame, name: str, kinds: tuple[str, ...]) -> DataFram
     if len(df.columns) != len(kinds):
         raise UsageError(f"DataFrame for {name} has {len(df.columns)} columns, "
                          f"but {name} has arity {len(kinds)}")
-    return df.select(*[F.col(f"`{c}`").cast(SPARK_TYPES[k]).alias(f"c{i}")
+    from sparklog.spark import expressions as X
+
+    def column(c: str, kind: str):
+        if kind == "unsigned":  # values up to 2^64 - 1 (DECIMAL(20,0), as results give them)
+            return F.expr(X.unsigned_bits(f"CAST(`{c}` AS DECIMAL(20,0))"))
+        return F.col(f"`{c}`").cast(SPARK_TYPES[kind])
+    return df.select(*[column(c, k).alias(f"c{i}")
                        for i, (c, k) in enumerate(zip(df.columns, kinds))])
 
 
