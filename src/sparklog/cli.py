@@ -134,6 +134,9 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--codegen-rows", type=int, default=1_000_000, metavar="N",
                      help="use whole-stage code generation only in rounds over at least N "
                           "stored rows (0: in every round; default %(default)s)")
+    run.add_argument("--stall-timeout", type=float, default=300.0, metavar="SECONDS",
+                     help="end the run with an error when Spark runs no task for this long "
+                          "(a failed scheduler; 0: wait forever; default %(default)g)")
     loud = run.add_mutually_exclusive_group()
     loud.add_argument("-q", "--quiet", action="store_true")
     loud.add_argument("-v", "--verbose", action="store_true")
@@ -240,6 +243,8 @@ def _run(args) -> int:
         raise UsageError("--partitions must be at least 1")
     if args.codegen_rows < 0:
         raise UsageError("--codegen-rows must be at least 0")
+    if args.stall_timeout < 0:
+        raise UsageError("--stall-timeout must be at least 0")
     program = _program(args.program)
     _check_paths(program, args)
     progress = Progress(enabled=not args.quiet and sys.stderr.isatty(), verbose=args.verbose)
@@ -248,7 +253,7 @@ def _run(args) -> int:
                         checkpoint="reliable" if args.checkpoint_dir else "local",
                         checkpoint_dir=args.checkpoint_dir, deferred=args.deferred,
                         pipelined=args.pipelined, codegen_rows=args.codegen_rows,
-                        on_record=progress.record)
+                        stall_seconds=args.stall_timeout or None, on_record=progress.record)
         with _interrupts(engine.spark):
             result = engine.run(program, facts_dir=args.facts)
             _write_outputs(program, result, args.output)

@@ -290,3 +290,8 @@ def test_ctrl_c_cancels_jobs_and_is_reported_once(capsys):
     assert capsys.readouterr().err == "interrupted\n"
     assert spark.sparkContext.cancelled.wait(5)
     assert signal.getsignal(signal.SIGINT) is before
+
+
+def test_negative_stall_timeout_is_a_usage_error(tc_dir, capsys):
+    assert main(["run", str(tc_dir / "tc.dl"), "--stall-timeout", "-1"]) == 2
+    assert "--stall-timeout must be at least 0" in capsys.readouterr().err
