@@ -12,6 +12,7 @@ from sparklog.semantics.strata import walk_term
 from sparklog.syntax import nodes as n
 
 _CONSTANTS = n.Number | n.Float | n.String
+_AGGREGATE = "@a"  # prefix of the fresh variable an aggregate hoisted out of a term binds
 
 
 def lower(checked: Checked) -> Plan:
@@ -38,23 +39,77 @@ def lower(checked: Checked) -> Plan:
 
 
 def _normalize(body: tuple[n.Literal, ...], fresh: itertools.count) -> list[n.Literal]:
-    """Give every expression argument of a positive atom a fresh variable and a filter."""
+    """Rewrite a body so that every literal is one step: atoms over variables and constants,
+    aggregates only as ``v = aggregate``.
+
+    (1) An expression argument of a positive atom becomes a fresh variable the scan binds,
+        checked by ``@e = expr``; (2) one of a negated atom becomes a fresh variable bound by
+        ``@e = expr`` before the anti-join; (3) an aggregate anywhere else (``x = sum ...``
+        with ``x`` bound by other literals, ``y = 1 + count ...``) becomes ``@a = aggregate``
+        and ``@a`` takes its place. Aggregate bodies are normalized the same way.
+    """
     out: list[n.Literal] = []
     extra: list[n.Literal] = []
     for lit in body:
-        if isinstance(lit, n.Atom):
-            args = []
-            for arg in lit.args:
-                if isinstance(arg, n.Var | n.Wildcard | _CONSTANTS):
-                    args.append(arg)
-                else:
-                    var = n.Var(f"@e{next(fresh)}", arg.span)
-                    args.append(var)
-                    extra.append(n.Comparison("=", var, arg, arg.span))
-            out.append(n.Atom(lit.relation, tuple(args), lit.span))
+        match lit:
+            case n.Atom():
+                out.append(_plain_atom(lit, fresh, extra))
+            case n.Negation(atom=atom):
+                out.append(n.Negation(_plain_atom(atom, fresh, extra), lit.span))
+            case _:
+                out.append(lit)
+    out += extra
+    atom_vars = set().union(*(_atom_vars(a) for a in out if isinstance(a, n.Atom)))
+    equations = Counter(side.name for lit in out if isinstance(lit, n.Comparison) and lit.op == "="
+                        for side in (lit.left, lit.right) if isinstance(side, n.Var))
+    hoisted: list[n.Literal] = []
+    for i, lit in enumerate(out):
+        match lit:
+            case n.Comparison(op="=", left=n.Var(name=v), right=n.Aggregate() as agg) | \
+                    n.Comparison(op="=", left=n.Aggregate() as agg, right=n.Var(name=v)) \
+                    if v not in atom_vars and equations[v] == 1:  # the aggregate binds v
+                out[i] = n.Comparison("=", n.Var(v, lit.span), _inner(agg, fresh), lit.span)
+            case n.Comparison(left=left, right=right):
+                out[i] = n.Comparison(lit.op, _hoist(left, fresh, hoisted),
+                                      _hoist(right, fresh, hoisted), lit.span)
+            case n.Constraint(args=args):
+                out[i] = n.Constraint(lit.name, tuple(_hoist(a, fresh, hoisted) for a in args),
+                                      lit.negated, lit.span)
+    return hoisted + out
+
+
+def _plain_atom(atom: n.Atom, fresh: itertools.count, extra: list[n.Literal]) -> n.Atom:
+    """``atom`` with each expression argument replaced by a fresh variable ``@e = expr``."""
+    args = []
+    for arg in atom.args:
+        if isinstance(arg, n.Var | n.Wildcard | _CONSTANTS):
+            args.append(arg)
         else:
-            out.append(lit)
-    return out + extra
+            var = n.Var(f"@e{next(fresh)}", arg.span)
+            args.append(var)
+            extra.append(n.Comparison("=", var, arg, arg.span))
+    return n.Atom(atom.relation, tuple(args), atom.span)
+
+
+def _inner(agg: n.Aggregate, fresh: itertools.count) -> n.Aggregate:
+    return n.Aggregate(agg.func, agg.target, tuple(_normalize(agg.body, fresh)), agg.span)
+
+
+def _hoist(term: n.Term, fresh: itertools.count, hoisted: list[n.Literal]) -> n.Term:
+    """``term`` with every aggregate in it replaced by a fresh variable ``@a = aggregate``."""
+    match term:
+        case n.Aggregate():
+            var = n.Var(f"{_AGGREGATE}{next(fresh)}", term.span)
+            hoisted.append(n.Comparison("=", var, _inner(term, fresh), term.span))
+            return var
+        case n.BinOp(op=op, left=left, right=right):
+            return n.BinOp(op, _hoist(left, fresh, hoisted), _hoist(right, fresh, hoisted),
+                           term.span)
+        case n.UnaryOp(op=op, arg=arg):
+            return n.UnaryOp(op, _hoist(arg, fresh, hoisted), term.span)
+        case n.Call(name=name, args=args):
+            return n.Call(name, tuple(_hoist(a, fresh, hoisted) for a in args), term.span)
+    return term
 
 
 def _kernel(clause: n.Clause, body: list[n.Literal], versions: dict[int, str],
@@ -118,7 +173,9 @@ def _ready(lit: n.Literal, bound: set[str], all_bound: set[str]) -> Step | None:
             return AntiJoin(atom) if _vars(*atom.args) <= bound else None
         case n.Comparison(op="=", left=left, right=right):
             for var, other in ((left, right), (right, left)):
-                if isinstance(var, n.Var) and var.name not in bound:
+                if isinstance(var, n.Var) and var.name not in bound and \
+                        not (var.name.startswith(_AGGREGATE) and not isinstance(other, n.Aggregate)):
+                    # a hoisted aggregate's variable is bound by its aggregate only
                     if isinstance(other, n.Aggregate):
                         return _aggregate(var.name, other, bound, all_bound)
                     return Bind(var.name, other) if _vars(other) <= bound else None

@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from sparklog.errors import ParseError
 from sparklog.syntax import nodes as n
 from sparklog.syntax.fold import fact
-from sparklog.syntax.parser import parse
+from sparklog.syntax.parser import parse, parse_file
 from sparklog.syntax.printer import print_program
 from tests.strategies import programs
 
@@ -153,3 +153,23 @@ def test_constant_expressions_in_facts_are_folded(fact, value):
 def test_facts_that_only_the_engine_can_evaluate_become_rules(fact):
     clause = parse(".decl n(x:number)\n" + fact).clauses[0]
     assert clause.body == (n.BoolLit(True),)
+
+
+@pytest.mark.parametrize("data, where", [
+    (b'.decl e(x:symbol)\ne("caf\xe9").\n', "2:7"),  # Latin-1
+    (b"\x7fELF\x02\x01\x01\x00\x00\x00\xd0", "1:11"),  # binary
+])
+def test_a_program_that_is_not_utf8_is_a_parse_error_at_its_first_bad_byte(tmp_path, data, where):
+    path = tmp_path / "p.dl"
+    path.write_bytes(data)
+    with pytest.raises(ParseError) as err:
+        parse_file(path)
+    assert err.value.render().startswith(f"{path}:{where}: error: byte ")
+
+
+def test_crlf_programs_parse_as_lf(tmp_path):
+    path = tmp_path / "p.dl"
+    path.write_bytes(b".decl e(x:number)\r\ne(1).\r\ne(2)\r\ne(3).\r\n")
+    with pytest.raises(ParseError) as err:
+        parse_file(path)
+    assert err.value.render().startswith(f"{path}:3:5: error: missing '.'")

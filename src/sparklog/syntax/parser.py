@@ -58,10 +58,18 @@ def parse_file(path: str | Path) -> n.Program:
     """Parse a program file; diagnostics name the path as given."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        data = path.read_bytes()
     except OSError as exc:
         raise ParseError(f"cannot read program {path}: {exc.strerror}") from None
-    return parse(text, str(path))
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:  # a binary or Latin-1 file: name the first bad byte
+        at = exc.start
+        line = data.count(b"\n", 0, at) + 1
+        col = len(data[data.rfind(b"\n", 0, at) + 1:at].decode("utf-8", "replace")) + 1
+        raise ParseError(Diagnostic(Span(str(path), line, col), f"byte 0x{data[at]:02x} is not "
+                                    "UTF-8 text (programs are read as UTF-8)")) from None
+    return parse(text.replace("\r\n", "\n").replace("\r", "\n"), str(path))  # as read_text
 
 
 def _unescape(raw: str, span: Span) -> str:
