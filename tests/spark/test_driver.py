@@ -249,3 +249,32 @@ def test_whole_stage_codegen_only_for_rounds_over_codegen_rows(spark, tmp_path, 
         assert spark.conf.get("spark.sql.codegen.wholeStage") == "true"  # restored
     finally:
         spark.conf.unset("spark.sql.codegen.wholeStage")
+
+
+STRATA = """
+.decl n(x: number)
+n(0).
+n(x + 1) :- n(x), x < 9.
+.decl even(x: number)
+even(x) :- n(x), x % 2 = 0.
+.decl odd(x: number)
+odd(x) :- n(x), !even(x).
+.decl pair(x: number, y: number)
+.output pair
+pair(x, y) :- even(x), odd(y), y = x + 1.
+.decl total(s: number)
+.output total
+total(s) :- s = sum x : pair(x, _).
+"""
+
+
+def test_non_recursive_strata_are_stored_by_the_job_that_reads_them(spark):
+    """even, odd and pair are computed by the job that stores total: no jobs of their own."""
+    eager_jobs, eager, _ = _jobs_and_stats(spark, STRATA, False)
+    jobs, stats, result = _jobs_and_stats(spark, STRATA, True)
+    order = lambda r: (r["stratum"], r["iteration"], r["relation"])  # noqa: E731
+    assert sorted(stats, key=order) == sorted(eager, key=order)
+    assert jobs <= eager_jobs - 4, (jobs, eager_jobs)  # n's first version, even, odd, pair
+    assert {tuple(r) for r in result["pair"].collect()} == {(x, x + 1) for x in range(0, 10, 2)}
+    assert [tuple(r) for r in result["total"].collect()] == [(0 + 2 + 4 + 6 + 8,)]
+

@@ -15,9 +15,9 @@ One iteration of a stratum with one relation is one Spark job:
 
 Delta sizes and partition sizes come from ``DataFrame.observe`` on that same job, and
 derivation counts from the rows the one Exchange wrote (every derived tuple crosses it).
-Inputs and a recursive stratum's first version are deferred: checkpointed lazily, they are
-computed and stored by round 1's job, and their bookkeeping runs after it
-(:meth:`Database.defer`). Rounds are pipelined: while round k's job runs on a worker
+Inputs, a recursive stratum's first version and a non-recursive stratum's version are
+deferred: checkpointed lazily, they are computed and stored by the first job that reads
+them, and their bookkeeping runs after it (:meth:`Database.defer`). Rounds are pipelined: while round k's job runs on a worker
 thread, the driver plans round k+1 over round k's (lazily checkpointed) versions
 (:func:`_loop`).
 """
@@ -48,8 +48,9 @@ class Options:
     checkpoint: str = "local"  # "local" (localCheckpoint) or "reliable" (checkpoint dir)
     checkpoint_dir: str | None = None
     max_iterations: int | None = None
-    # Inputs and the first version of a recursive stratum are stored by the job that first
-    # reads them (round 1), not by jobs of their own: see Database.defer.
+    # Inputs, the first version of a recursive stratum and the versions of non-recursive
+    # strata are stored by the job that first reads them, not by jobs of their own: see
+    # Database.defer.
     deferred: bool = True
     # Round k+1 is planned while round k's job runs (local checkpoints only).
     pipelined: bool = True
@@ -180,10 +181,30 @@ class Database:
     whole_stage: str = "true"  # the session's own spark.sql.codegen.wholeStage
     lineage: list[dict[str, int]] | None = None  # see Options.trace_lineage
     _whole_stage_set: str | None = None  # what this run last set it to
+    _tracker: Any = None  # see tracker()
+    _worker: _Worker | None = None  # see worker()
 
     def __post_init__(self) -> None:
         if self.options.trace_lineage:
             self.lineage = []
+
+    def tracker(self) -> Any:
+        """Spark's status tracker, wrapped once (each wrapping costs JVM round trips)."""
+        if self._tracker is None:
+            self._tracker = self.spark.sparkContext.statusTracker()
+        return self._tracker
+
+    def worker(self) -> _Worker:
+        """The thread that runs this run's jobs (see _Job), started on first use."""
+        if self._worker is None:
+            self._worker = _Worker(self.spark)
+        return self._worker
+
+    def close(self) -> None:
+        """End the run's worker thread once its queued jobs are done."""
+        if self._worker is not None:
+            self._worker.stop()
+            self._worker = None
 
     # -- translate.Store -------------------------------------------------------------
     def view(self, relation: str) -> str:
@@ -303,9 +324,12 @@ class Database:
             full = new
         else:  # (3) same columns in the same order
             full = old._jdf.select(cols.aged if iteration >= 1 else cols.stored).union(new)
-        if not self.placed(relation, full):  # (4) only if Spark lost the placement
-            full = self._restore_placement(relation, full, metrics)
+        # (4) sorted first: the sort keeps the partitioning, and the placement check plans
+        # the Dataset that is checkpointed (planning another one would cost a second pass)
         full = full.sortWithinPartitions(cols.sort)
+        if not self.placed(relation, full):  # only if Spark lost the placement
+            full = self._restore_placement(relation, full, metrics).sortWithinPartitions(
+                cols.sort)
         metrics.source = full
         if metrics.placed is not None:
             metrics.placed.source = full
@@ -397,6 +421,11 @@ class Database:
         todo = [e for e in self.pending if only is None or e[0] is only]
         if not todo:
             return
+        if force:  # newest first: its job computes the older versions it reads as well
+            for df, _ in reversed(todo):
+                rdd = _stored_rdd(df)
+                if rdd is not None:
+                    rdd.doCheckpoint()  # no job for partitions already in block storage
         cached = _cached_rdds(self.spark)
         problems: list[Any] = []
         for entry in todo:
@@ -454,11 +483,18 @@ def empty_frame(spark: SparkSession, columns: list[tuple[str, str]]) -> DataFram
 
 
 def _stored_rdd(df: DataFrame) -> Any:
-    """The JVM RDD holding a checkpointed DataFrame's rows, or None."""
-    plan = df._jdf.queryExecution().analyzed()
-    while plan.getClass().getSimpleName() != "LogicalRDD" and plan.children().size() == 1:
-        plan = plan.children().head()
-    return plan.rdd() if plan.getClass().getSimpleName() == "LogicalRDD" else None
+    """The JVM RDD holding a checkpointed DataFrame's rows, or None.
+
+    Found once per version and kept on it: a round asks for it when it computes, settles
+    and releases the version, and the walk down the plan costs several JVM round trips.
+    """
+    if "_sparklog_rdd" not in df.__dict__:
+        plan = df._jdf.queryExecution().analyzed()
+        while plan.getClass().getSimpleName() != "LogicalRDD" and plan.children().size() == 1:
+            plan = plan.children().head()
+        df.__dict__["_sparklog_rdd"] = (
+            plan.rdd() if plan.getClass().getSimpleName() == "LogicalRDD" else None)
+    return df.__dict__["_sparklog_rdd"]
 
 
 def _cached_rdds(spark: SparkSession) -> dict[int, int]:
@@ -482,9 +518,12 @@ class Stats:
 
 def evaluate(db: Database, stats: Stats) -> None:
     """Evaluate every stratum in order."""
-    for sp in db.plan.strata:
-        if sp.preamble or sp.loop:
-            _evaluate_stratum(db, sp, stats)
+    try:
+        for sp in db.plan.strata:
+            if sp.preamble or sp.loop:
+                _evaluate_stratum(db, sp, stats)
+    finally:
+        db.close()
     db.spark.sparkContext.setJobGroup("sparklog", "sparklog: unread inputs")
     db.settle(force=True)
     db.spark.sparkContext.setJobGroup("sparklog", "sparklog: results")
@@ -537,10 +576,12 @@ def _loop(db: Database, sp: StratumPlan, stats: Stats) -> None:
     ahead: list[_Step] | None = _plan(db, sp, sp.loop)
     overlap = (db.options.pipelined and not any(creates_symbols(k) for k in sp.loop)
                and not _starts_jobs(ahead))
+    job: _Job | None = None  # the running job of ``current``, when already started
     while ahead is not None:
         current, iteration, ahead = ahead, db.iteration, None
-        _mark(db, current)
-        job = _Job(db, _compute, current)
+        if job is None:
+            _mark(db, current)
+            job = _Job(db, _compute, current)
         if overlap:
             previous = _swap(db, current)
             if within(iteration + 1):
@@ -551,7 +592,14 @@ def _loop(db: Database, sp: StratumPlan, stats: Stats) -> None:
             job.wait()
             previous = _swap(db, current)
         now = time.perf_counter()
-        news = _book_round(db, sp, current, stats, iteration, round(now - finished, 4))
+        # round 1's job computed every deferred version the loop reads: the rounds after
+        # it read the same relations, so they have none to settle (two calls per RDD)
+        news, job = _count_round(db, sp, current, settle=iteration == 1), None
+        if overlap and ahead is not None and any(news.values()):
+            # the next round's job starts before this round's records are written
+            _mark(db, ahead)
+            job = _Job(db, _compute, ahead)
+        _record_round(db, sp, current, stats, iteration, round(now - finished, 4), news)
         finished = now
         for version in previous:
             db.release(version)
@@ -599,8 +647,35 @@ def _store(db: Database, steps: list[_Step]) -> None:
         step.full = _checkpoint(step.full, db.options, eager=True)
 
 
+class _Worker:
+    """The daemon thread that runs a run's jobs, one after another, with the local
+    properties (job group, tags, scheduler pool) of the thread that started it.
+
+    One thread for the whole run, not one per round: each new Python thread opens its
+    own connection to the JVM (pinned threads) and copies the caller's properties, a
+    dozen round trips that a round over a few hundred tuples would otherwise pay.
+    """
+
+    def __init__(self, spark: SparkSession) -> None:
+        import queue
+        import threading
+
+        from pyspark.util import inheritable_thread_target
+
+        self.tasks: queue.SimpleQueue[Callable[[], None] | None] = queue.SimpleQueue()
+        serve = inheritable_thread_target(spark)(self._serve)  # the caller's properties
+        threading.Thread(target=serve, name="sparklog-round", daemon=True).start()
+
+    def _serve(self) -> None:
+        while (task := self.tasks.get()) is not None:
+            task()
+
+    def stop(self) -> None:
+        self.tasks.put(None)
+
+
 class _Job:
-    """A round's jobs on a daemon thread, watched from the calling thread.
+    """A round's jobs on the run's worker thread, watched from the calling thread.
 
     A job can stop making progress without failing: when Spark's own scheduler thread
     dies (a StackOverflowError while serializing a task, say), the job waits forever
@@ -612,26 +687,22 @@ class _Job:
     def __init__(self, db: Database, fn: Callable[..., None], *args: Any) -> None:
         import threading
 
-        from pyspark.util import inheritable_thread_target
-
         self.db, self.error = db, None
         self.done = threading.Event()
-        target = inheritable_thread_target(db.spark)(fn)  # the caller's local properties
 
         def body() -> None:
             try:
-                target(db, *args)
+                fn(db, *args)
             except BaseException as exc:  # noqa: BLE001 - re-raised by wait()
                 self.error = exc
             finally:
                 self.done.set()
-        threading.Thread(target=body, name="sparklog-round", daemon=True).start()
+        db.worker().tasks.put(body)
 
     def wait(self) -> None:
         from sparklog.errors import EngineError
         from sparklog.spark.session import JVM_THREAD_FAILURES
 
-        tracker = self.db.spark.sparkContext.statusTracker()
         limit = self.db.options.stall_seconds
         last, since = None, time.monotonic()
         failures = len(JVM_THREAD_FAILURES)
@@ -639,7 +710,7 @@ class _Job:
             if len(JVM_THREAD_FAILURES) > failures:  # a thread of Spark's JVM died
                 self.db.spark.sparkContext.cancelAllJobs()
                 raise EngineError(f"Spark failed: {JVM_THREAD_FAILURES[failures]}")
-            progress = _progress(tracker)
+            progress = _progress(self.db.tracker())
             if progress != last or progress[0] > 0:
                 last, since = progress, time.monotonic()
             elif limit and time.monotonic() - since > limit:
@@ -729,8 +800,10 @@ def _round(db: Database, sp: StratumPlan, kernels: tuple[Kernel, ...], stats: St
     """One round: every relation of the stratum gets its new tuples in one job."""
     started = time.perf_counter()
     steps = _plan(db, sp, kernels)
-    # The first version of a recursive stratum is stored by round 1's job (Database.defer).
-    eager = not (db.options.defers and sp.stratum.recursive and db.iteration == 0)
+    # The first version of a recursive stratum, and the version of a non-recursive one,
+    # is stored by the first job that reads it (Database.defer): a stratum over a few
+    # hundred tuples would otherwise cost a job and its bookkeeping of its own.
+    eager = not (db.options.defers and db.iteration == 0)
     if eager:
         _Job(db, _store, steps).wait()
     else:
@@ -760,26 +833,51 @@ def _swap(db: Database, steps: list[_Step]) -> list[DataFrame | None]:
 def _book_round(db: Database, sp: StratumPlan, steps: list[_Step], stats: Stats,
                 iteration: int, seconds: float) -> dict[str, int]:
     """Settle what the round's jobs computed and add its stats records; new rows by relation."""
-    db.settle()  # deferred versions this round's jobs computed
+    news = _count_round(db, sp, steps)
+    _record_round(db, sp, steps, stats, iteration, seconds, news)
+    return news
+
+
+def _count_round(db: Database, sp: StratumPlan, steps: list[_Step], settle: bool = True
+                 ) -> dict[str, int]:
+    """Settle what the round's jobs computed and fold in its sizes; new rows by relation.
+
+    All the next round needs to start. Its records (:func:`_record_round`) ask the JVM for
+    more (the derivations, the round's jobs) and can be written while the next job runs.
+    """
+    if settle:
+        db.settle()  # deferred versions this round's jobs computed
     news = {relation: 0 for relation in sp.relations}
     for step in steps:
-        news[step.relation] = _book(db, sp, step, stats, iteration, seconds)
+        news[step.relation] = db.add_new(step.relation, step.new, step.full)
     return news
+
+
+def _record_round(db: Database, sp: StratumPlan, steps: list[_Step], stats: Stats,
+                  iteration: int, seconds: float, news: dict[str, int]) -> None:
+    for step in steps:
+        _record_step(db, sp, step, stats, iteration, seconds, news[step.relation])
 
 
 def _book(db: Database, sp: StratumPlan, step: _Step, stats: Stats, iteration: int,
           seconds: float, jobs: int | None = None) -> int:
     """Fold a computed step's metrics into the sizes and add its stats record."""
     new_rows = db.add_new(step.relation, step.new, step.full)
+    _record_step(db, sp, step, stats, iteration, seconds, new_rows, jobs)
+    return new_rows
+
+
+def _record_step(db: Database, sp: StratumPlan, step: _Step, stats: Stats, iteration: int,
+                 seconds: float, new_rows: int, jobs: int | None = None) -> None:
+    """Add a computed step's stats record (its sizes already folded in)."""
     key = f"{sp.stratum.index}/{step.relation}/{min(iteration, 1)}"
     if jobs is None:
-        jobs = len(db.spark.sparkContext.statusTracker().getJobIdsForGroup(step.group))
+        jobs = len(db.tracker().getJobIdsForGroup(step.group))
     # a round whose placement was restored has a second home Exchange above the first
     hint = db.exchanges if step.new.placed is None else None
     stats.add(**_record(db, sp, step.relation, iteration, new_rows,
                         derivations(step.new.source, hint, key) if step.derives else 0),
               seconds=seconds, spark_jobs=jobs)
-    return new_rows
 
 
 def _derive(db: Database, relation: str, kernels: list[Kernel]) -> DataFrame:
