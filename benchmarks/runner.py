@@ -129,6 +129,28 @@ def _read(path: str) -> str:
 
 
 def machine_facts(spark: Any) -> dict[str, Any]:
+    try:
+        java = spark.sparkContext._jvm.System.getProperty("java.version")
+    except Exception:
+        java = "unknown"
+    facts = machine_facts_static()
+    return {
+        "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "nproc": facts.pop("nproc"),
+        "memory_gib": facts.pop("memory_gib"),
+        "cpu_model": facts.pop("cpu_model"),
+        "python": facts.pop("python"),
+        "pyspark": facts.pop("pyspark"),
+        "java": java,
+        "spark_master": spark.sparkContext.master,
+        "shuffle_partitions": spark.conf.get("spark.sql.shuffle.partitions"),
+        "loadavg_start": _read("/proc/loadavg").split()[:3],
+        "note": "shared, noisy 2-core machine: compare medians and ratios only",
+    }
+
+
+def machine_facts_static() -> dict[str, Any]:
+    """What machine_facts knows without a Spark session."""
     cpu_model = next(
         (line.split(":", 1)[1].strip() for line in _read("/proc/cpuinfo").splitlines()
          if line.startswith("model name")),
@@ -145,23 +167,8 @@ def machine_facts(spark: Any) -> dict[str, Any]:
         nproc = os.cpu_count() or 0
     import pyspark
 
-    try:
-        java = spark.sparkContext._jvm.System.getProperty("java.version")
-    except Exception:
-        java = "unknown"
-    return {
-        "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-        "nproc": nproc,
-        "memory_gib": round(mem_kib / 1024**2, 1),
-        "cpu_model": cpu_model,
-        "python": platform.python_version(),
-        "pyspark": pyspark.__version__,
-        "java": java,
-        "spark_master": spark.sparkContext.master,
-        "shuffle_partitions": spark.conf.get("spark.sql.shuffle.partitions"),
-        "loadavg_start": _read("/proc/loadavg").split()[:3],
-        "note": "shared, noisy 2-core machine: compare medians and ratios only",
-    }
+    return {"nproc": nproc, "memory_gib": round(mem_kib / 1024**2, 1), "cpu_model": cpu_model,
+            "python": platform.python_version(), "pyspark": pyspark.__version__}
 
 
 # --------------------------------------------------------------------------------------

@@ -91,3 +91,66 @@ def reference_tc_size(edges: list[Edge]) -> int:
                 stack.extend(succ.get(v, ()))
         total += len(seen)
     return total
+
+
+# --------------------------------------------------------------------------------------
+# programs: many small strata and rounds (benchmarks/programs.py)
+# --------------------------------------------------------------------------------------
+
+# Ten strata around a 300-round counter, every relation under 1,000 tuples: non-recursive
+# joins, two negations, two aggregates and a second recursion (40 rounds over a chain).
+# Soufflé evaluates it in milliseconds; for sparklog every round and stratum costs Spark's
+# fixed price of planning and scheduling a job (issue 9, item 6).
+STRATA10 = """\
+.decl n(x:number)
+n(0).
+n(x + 1) :- n(x), x < 300.
+
+.decl even(x:number)
+even(x) :- n(x), x % 2 = 0.
+
+.decl odd(x:number)
+odd(x) :- n(x), !even(x).
+
+.decl pair(x:number, y:number)
+pair(x, y) :- even(x), odd(y), y = x + 1.
+
+.decl square(x:number, y:number)
+square(x, x * x) :- pair(x, _), x < 30.
+
+.decl total(s:number)
+total(s) :- s = sum x : even(x).
+
+.decl edge(x:number, y:number)
+edge(x, y) :- pair(x, y), x < 40.
+edge(y, y + 1) :- pair(x, y), x < 40.
+
+.decl reach(x:number, y:number)
+reach(x, y) :- edge(x, y).
+reach(x, z) :- reach(x, y), edge(y, z).
+
+.decl far(x:number)
+far(x) :- reach(0, x), !square(x, _).
+
+.decl summary(a:number, b:number, c:number)
+.output summary
+summary(a, b, c) :- total(a), b = count : far(_), c = count : reach(_, _).
+"""
+
+
+@dataclass(frozen=True)
+class ProgramWorkload:
+    name: str
+    text: str
+    output: str  # the relation checked
+    expected: frozenset[tuple[int, ...]]
+    counter: int  # the stratum whose loop rounds are timed one by one
+
+
+def strata10_expected() -> frozenset[tuple[int, ...]]:
+    """summary: the sum of the even numbers to 300; of reach(0, x) for x in 1..40, those
+    that are not an even number below 30 (2..28: 14 of them); the pairs of a 41-node chain."""
+    return frozenset({(sum(range(0, 301, 2)), 40 - 14, 40 * 41 // 2)})
+
+
+PROGRAMS = {"strata10": ProgramWorkload("strata10", STRATA10, "summary", strata10_expected(), 0)}
