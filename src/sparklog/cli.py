@@ -15,7 +15,7 @@ import threading
 from contextlib import contextmanager
 from pathlib import Path
 
-from sparklog.errors import (DataError, Diagnostic, OutputError, ParseError, SparklogError,
+from sparklog.errors import (DataError, Diagnostic, OutputError, SparklogError,
                              UsageError)
 
 # Set by the first Ctrl-C: whatever then fails (a cancelled job, a py4j call cut short) is
@@ -189,20 +189,9 @@ def _conf(pairs: list[str]) -> dict[str, str]:
 
 
 def _program(path: Path):
-    """Program.from_file, with a file that is not UTF-8 text reported at its first bad byte."""
     from sparklog.engine import Program
-    from sparklog.errors import Span
 
-    try:
-        return Program.from_file(path)
-    except UnicodeDecodeError as exc:
-        data, at = exc.object, exc.start
-        start = data.rfind(b"\n", 0, at) + 1
-        line = data.count(b"\n", 0, at) + 1
-        col = len(data[start:at].decode("utf-8", "replace")) + 1
-        raise ParseError(Diagnostic(Span(str(path), line, col),
-                                    f"byte 0x{data[at]:02x} is not UTF-8 text "
-                                    "(programs are read as UTF-8)")) from None
+    return Program.from_file(path)  # a file that is not UTF-8: a ParseError at its byte
 
 
 def _check(args) -> int:

@@ -79,7 +79,7 @@ def test_parse_error_exit_code_and_caret(tc_dir, capsys):
     (tc_dir / "bad.dl").write_text(".decl a(x:number)\na(x) :- a(x)\n")
     assert main(["check", str(tc_dir / "bad.dl")]) == 1
     err = capsys.readouterr().err
-    assert err.startswith(f"{tc_dir / 'bad.dl'}:2:13: error: unexpected end of input")
+    assert err.startswith(f"{tc_dir / 'bad.dl'}:2:13: error: missing '.' at the end of this rule")
 
 
 def test_check_ok_and_usage_errors(tc_dir, capsys):

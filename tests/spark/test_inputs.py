@@ -23,3 +23,17 @@ def test_unsigned_input_beyond_the_signed_range(engine, spark):
     assert rows(result["big"]) == {(2**64 - 1,), (2**63,)}
     again = run(engine, UNSIGNED, inputs={"u": result["big"]})  # a result as an input
     assert rows(again["big"]) == {(2**64 - 1,), (2**63,)}
+
+
+def test_min_and_max_of_unsigned_order_unsigned(engine, spark):
+    program = """
+.decl u(x:unsigned)
+.input u
+.decl lo(x:unsigned)
+.decl hi(x:unsigned)
+lo(m) :- m = min x : { u(x) }.
+hi(m) :- m = max x : { u(x) }.
+"""
+    df = spark.createDataFrame([(Decimal(2**64 - 1),), (Decimal(3),)], "x decimal(20,0)")
+    result = run(engine, program, inputs={"u": df})
+    assert rows(result["lo"]) == {(3,)} and rows(result["hi"]) == {(2**64 - 1,)}

@@ -243,7 +243,11 @@ def _aggregate(step: AggregateJoin, q: Query, store: Store) -> Query:
     else:
         _ensure_text(inner, X.string_vars(agg.target), store)
         kind = "float" if agg.func == "mean" else X.kind_of(agg.target, inner.scope)
-        result = f"{_AGG_SQL[agg.func]}({X.value(agg.target, inner.scope)})"
+        value = X.value(agg.target, inner.scope)
+        if kind == "unsigned" and agg.func in ("min", "max"):  # unsigned order on the bits
+            result = f"({_AGG_SQL[agg.func]}({value} ^ {X.SIGN_BIT}) ^ {X.SIGN_BIT})"
+        else:
+            result = f"{_AGG_SQL[agg.func]}({value})"
     col = q.scope.bind(step.var, kind)
     group = [(inner.scope.columns[g], q.scope.columns[g]) for g in step.group]
     select = ", ".join([f"{i} AS {o}" for i, o in group] + [f"{result} AS {col}"])
