@@ -187,6 +187,15 @@ longest(n) :- n = max strlen(s) : w(s).
 .decl prefixed(s:symbol, n:number)
 prefixed(s, n) :- w(s), n = count : { w(t), substr(t, 0, strlen(s)) = s }.
 """,
+    # strlen(cat(...)) makes a symbol only on the way to a number: nothing to intern
+    "numbers computed from symbols made on the way": """
+.decl e(s:symbol, x:number)
+e("abc", 1). e("hello", 2).
+.decl r(s:symbol, n:number)
+r(s, n) :- e(s, x), n = strlen(cat(s, s)), x < 3.
+.decl q(s:symbol, t:symbol)
+q(s, t) :- e(s, x), t = substr(cat(s, "z"), x, 2), n = strlen(substr(s, 0, x)), n >= 0.
+""",
     "constant expressions in facts": """
 .decl n(x:number)
 n(1 + 2). n(-(3)). n(2 ^ 10). n(-7 / 2). n(-7 % 2). n(strlen("héllo")). n(max(4, 9) * 2).

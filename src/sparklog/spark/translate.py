@@ -84,8 +84,11 @@ def kernel_symbols(kernel: Kernel, store: Store) -> DataFrame | None:
     q = run_steps(kernel.steps, store)
     _ensure_text(q, _head_text_vars(kernel.head), store)
     parts = [q.wrap(f"{X.value(c, q.scope)} AS id, {X.text(c, q.scope)} AS symbol") for c in calls]
+    # a bind whose value is a number (strlen(cat(a, b))) made a symbol only on the way
     parts += [q.wrap(f"{q.scope.columns[v]} AS id, {q.scope.columns[v]}__s AS symbol")
-              for v in binds]
+              for v in binds if q.scope.columns[v] in q.text_columns]
+    if not parts:
+        return None
     union = " UNION ALL ".join(f"({p})" for p in parts)
     return store.spark.sql(f"SELECT DISTINCT id, symbol FROM ({union}) s WHERE symbol IS NOT NULL")
 
