@@ -556,7 +556,8 @@ def _loop(db: Database, sp: StratumPlan, stats: Stats) -> None:
     physical planning: about a third of a small round). When the job ends, the round is
     booked as a sequential one is; if it derived nothing, the plan made meanwhile is
     dropped unrun. Rounds, jobs, versions and stats are the same either way; only the
-    driver's seconds overlap the job's.
+    driver's seconds overlap the job's. Only the new-row counts stand between one job and
+    the next: the next round's job starts before this round's stats records are written.
 
     Building a round's RDDs before the previous version's checkpoint has finished would
     let them keep that version's uncut partitions, and through them every earlier
