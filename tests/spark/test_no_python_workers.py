@@ -7,13 +7,9 @@ import os
 import subprocess
 import sys
 
-PROGRAM = """
-.decl edge(x:number, y:number)
-.input edge
-.decl tc(x:number, y:number)
-.output tc
-tc(x, y) :- edge(x, y).
-tc(x, y) :- tc(x, z), edge(z, y).
+from tests.spark.helpers import TC
+
+PROGRAM = TC + """
 .decl name(x:number, s:symbol)
 name(1, "one"). name(2, "two"). name(3, cat("th", "ree")).
 .decl named(s:symbol, t:symbol)
