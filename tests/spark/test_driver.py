@@ -35,6 +35,28 @@ def test_iterations_run_one_job_each_and_report_stats(engine, spark):
     assert [r["derivations"] for r in loop] == [r["delta"] for r in loop]
 
 
+NONLINEAR_TC = """
+.decl edge(x: number, y: number)
+.input edge
+.decl tc(x: number, y: number)
+.output tc
+tc(x, y) :- edge(x, y).
+tc(x, z) :- tc(x, y), tc(y, z).
+"""
+
+
+def test_stored_versions_do_not_inherit_size_estimates(engine, spark):
+    """A join's estimate is the product of its sides': a version planned from a
+    self-join, if it kept its plan's estimate, would square it every round (its digits
+    doubling) until the optimizer spends minutes multiplying them and the heap runs out."""
+    result = run(engine, NONLINEAR_TC, inputs={"edge": edges_df(spark, gen.chain(40))})
+    assert result.size("tc") == 40 * 41 // 2 and result.iterations("tc") >= 6
+    default = int(spark.conf.get("spark.sql.defaultSizeInBytes"))
+    for relation in ("tc", "edge"):
+        stats = result._db.stored[relation]._jdf.queryExecution().optimizedPlan().stats()
+        assert int(stats.sizeInBytes().toString()) == default, relation
+
+
 def test_partition_stats(engine, spark):
     result = run(engine, TC, inputs={"edge": edges_df(spark, gen.tree(6, "up"))})
     last = [r for r in result.stats if r["relation"] == "tc"][-1]

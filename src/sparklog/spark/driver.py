@@ -461,8 +461,34 @@ def _checkpoint(df: DataFrame, options: Options, eager: bool = True) -> DataFram
     """Cut the lineage; keeps the hash partitioning. Lazy (``eager=False``, local
     checkpoints only) leaves the computing to the first job that reads the result."""
     if options.checkpoint == "reliable":
-        return df.checkpoint(eager=True)
-    return df.localCheckpoint(eager=eager)
+        return _without_estimates(df.checkpoint(eager=True))
+    return _without_estimates(df.localCheckpoint(eager=eager))
+
+
+def _without_estimates(df: DataFrame) -> DataFrame:
+    """A checkpointed DataFrame that forgets the size estimate and the constraints of
+    the plan that computed it.
+
+    Spark hands both on to the checkpoint (LogicalRDD's originStats and
+    originConstraints). A join's estimate is the product of its sides', so a version of
+    a relation joined with itself squares the estimate of the version before: its digits
+    double every round (measured: 13, 25, 49, 96, 191, 380 bits). After a few dozen
+    rounds the optimizer spends minutes multiplying numbers of millions of digits, and the
+    heap they fill makes the round's aggregations fail (AGGREGATE_OUT_OF_MEMORY). Spark's
+    plans here do not depend on the estimates (no broadcast joins, no adaptive
+    execution), so every version starts from Spark's default estimate instead.
+    """
+    plan = df._jdf.queryExecution().analyzed()
+    if plan.getClass().getSimpleName() != "LogicalRDD":
+        return df
+    spark = df.sparkSession
+    nothing = _jclass(spark, "scala.Option").empty()
+    session, _, _, checkpointed = (plan.otherCopyArgs().apply(i) for i in range(4))
+    fresh = plan.copy(plan.output(), plan.rdd(), plan.outputPartitioning(),
+                      plan.outputOrdering(), plan.isStreaming(), plan.stream(),
+                      session, nothing, nothing, checkpointed)
+    rows = _jclass(spark, "org.apache.spark.sql.classic.Dataset").ofRows(session, fresh)
+    return DataFrame(rows, spark)
 
 
 def _partition_sizes(version: DataFrame, partitions: int) -> list[int]:
