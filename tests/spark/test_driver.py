@@ -51,10 +51,10 @@ def test_stored_versions_do_not_inherit_size_estimates(engine, spark):
     doubling) until the optimizer spends minutes multiplying them and the heap runs out."""
     result = run(engine, NONLINEAR_TC, inputs={"edge": edges_df(spark, gen.chain(40))})
     assert result.size("tc") == 40 * 41 // 2 and result.iterations("tc") >= 6
-    default = int(spark.conf.get("spark.sql.defaultSizeInBytes"))
+    default = int(spark.conf.get("spark.sql.defaultSizeInBytes").rstrip("b"))
     for relation in ("tc", "edge"):
         stats = result._db.stored[relation]._jdf.queryExecution().optimizedPlan().stats()
-        assert int(stats.sizeInBytes().toString()) == default, relation
+        assert int(stats.sizeInBytes()) == default, relation
 
 
 def test_partition_stats(engine, spark):

@@ -472,11 +472,11 @@ def _without_estimates(df: DataFrame) -> DataFrame:
     Spark hands both on to the checkpoint (LogicalRDD's originStats and
     originConstraints). A join's estimate is the product of its sides', so a version of
     a relation joined with itself squares the estimate of the version before: its digits
-    double every round (measured: 13, 25, 49, 96, 191, 380 bits). After a few dozen
-    rounds the optimizer spends minutes multiplying numbers of millions of digits, and the
-    heap they fill makes the round's aggregations fail (AGGREGATE_OUT_OF_MEMORY). Spark's
-    plans here do not depend on the estimates (no broadcast joins, no adaptive
-    execution), so every version starts from Spark's default estimate instead.
+    double every round. After a few dozen rounds the optimizer spends minutes multiplying
+    numbers of millions of digits, and the heap they fill makes the round's aggregations
+    fail (AGGREGATE_OUT_OF_MEMORY). Spark's plans here do not depend on the estimates (no
+    broadcast joins, no adaptive execution), so every version starts from Spark's
+    default estimate instead.
     """
     plan = df._jdf.queryExecution().analyzed()
     if plan.getClass().getSimpleName() != "LogicalRDD":

@@ -75,6 +75,9 @@ def default_conf(master: str, partitions: int | None) -> dict[str, str]:
         "spark.driver.bindAddress": "127.0.0.1",
         "spark.driver.host": "127.0.0.1",
         "spark.sql.execution.arrow.pyspark.enabled": "false",
+        # Every checkpoint is a SQL execution, whose start event carries the plan's
+        # explain text: "formatted" (Spark's default) about doubles a checkpoint's cost.
+        "spark.sql.ui.explainMode": "simple",
         **REQUIRED_CONF,
     }
 
