@@ -116,10 +116,14 @@ class Engine:
         from pyspark.errors import PySparkException
 
         try:
-            load_inputs(db, program, dict(inputs or {}), Path(facts_dir or "."))
-            evaluate(db, stats)
-        except (PySparkException, Py4JError) as exc:  # Spark's own failures, without Java
-            raise EngineError(spark_message(exc)) from None
+            try:
+                load_inputs(db, program, dict(inputs or {}), Path(facts_dir or "."))
+                evaluate(db, stats)
+            except (PySparkException, Py4JError) as exc:  # Spark's failures, without Java
+                raise EngineError(spark_message(exc)) from None
+        except BaseException:
+            db.discard()  # a later run in the same session gets the memory back
+            raise
         finally:
             db.drop_views()  # results are read from the stored DataFrames, not the views
             session.restore(self.spark, previous)

@@ -57,6 +57,28 @@ def test_stored_versions_do_not_inherit_size_estimates(engine, spark):
         assert int(stats.sizeInBytes()) == default, relation
 
 
+FAILS_AFTER_A_LOOP = """
+.decl n(x: number)
+n(0).
+n(x + 1) :- n(x), x < 5.
+.decl pattern(p: symbol)
+pattern("(").
+.decl bad(x: number)
+.output bad
+bad(x) :- n(x), pattern(p), match(p, "a").
+"""
+
+
+def test_a_failed_run_frees_its_block_storage(engine, spark):
+    from sparklog.errors import EngineError
+    from sparklog.spark.driver import _cached_rdds
+
+    before = set(_cached_rdds(spark))
+    with pytest.raises(EngineError, match="PatternSyntaxException"):
+        run(engine, FAILS_AFTER_A_LOOP)
+    assert set(_cached_rdds(spark)) <= before
+
+
 def test_partition_stats(engine, spark):
     result = run(engine, TC, inputs={"edge": edges_df(spark, gen.tree(6, "up"))})
     last = [r for r in result.stats if r["relation"] == "tc"][-1]

@@ -244,6 +244,17 @@ class Database:
     def kinds(self, relation: str) -> tuple[str, ...]:
         return self.plan.kinds[relation]
 
+    def discard(self) -> None:
+        """Free the block storage of a run that failed: no Result will read it."""
+        self.pending = []
+        for df in [*self.stored.values(), *self.symbol_parts]:
+            try:
+                rdd = _stored_rdd(df)
+                if rdd is not None:
+                    rdd.unpersist(False)
+            except Exception:  # noqa: BLE001 - the run's own error is the one to report
+                pass
+
     def drop_views(self) -> None:
         """Remove this run's temporary views from the caller's session catalog."""
         catalog = self.spark.catalog
