@@ -34,12 +34,14 @@ from . import peers, workloads
 DEFAULT_WORKLOADS = "chain:200,tree-down:12,tree-up:12"
 DEFAULT_SYSTEMS = "sparklog,typical,expert,sql"
 DEFAULT_WARMUP = "chain:30"
-SYSTEM_ORDER = ("sparklog", "sparklog-eager", "sparklog-serial", "sparklog-codegen", "typical",
+SYSTEM_ORDER = ("sparklog", "sparklog-eager", "sparklog-serial", "sparklog-codegen",
+                "sparklog-no-reuse", "typical",
                 "expert", "sql")
 # sparklog with a mechanism switched off, to measure what the mechanism is worth
 SPARKLOG_VARIANTS = {"sparklog": {}, "sparklog-eager": {"deferred": False},
                      "sparklog-serial": {"pipelined": False},
-                     "sparklog-codegen": {"codegen_rows": 0}}
+                     "sparklog-codegen": {"codegen_rows": 0},
+                     "sparklog-no-reuse": {"reuse_plans": False}}
 DEFAULT_OUT = Path(__file__).resolve().parent / "results"
 
 TC_PROGRAM = """\

@@ -131,6 +131,9 @@ def _parser() -> argparse.ArgumentParser:
                           "their own, not in the job of the first round that reads them")
     run.add_argument("--no-pipelined", dest="pipelined", action="store_false",
                      help="plan each round only after the previous round's job has ended")
+    run.add_argument("--no-plan-reuse", dest="reuse_plans", action="store_false",
+                     help="plan every loop round from the rules' SQL, not from the analyzed "
+                          "plan of the round before")
     run.add_argument("--codegen-rows", type=int, default=1_000_000, metavar="N",
                      help="use whole-stage code generation only in rounds over at least N "
                           "stored rows (0: in every round; default %(default)s)")
@@ -241,7 +244,8 @@ def _run(args) -> int:
         engine = Engine(master=args.master, partitions=args.partitions, conf=conf,
                         checkpoint="reliable" if args.checkpoint_dir else "local",
                         checkpoint_dir=args.checkpoint_dir, deferred=args.deferred,
-                        pipelined=args.pipelined, codegen_rows=args.codegen_rows,
+                        pipelined=args.pipelined, reuse_plans=args.reuse_plans,
+                        codegen_rows=args.codegen_rows,
                         stall_seconds=args.stall_timeout or None, on_record=progress.record)
         with _interrupts(engine.spark):
             result = engine.run(program, facts_dir=args.facts)

@@ -77,6 +77,7 @@ class Engine:
                  max_iterations: int | None = None, deferred: bool = True,
                  pipelined: bool = True, codegen_rows: int | None = 1_000_000,
                  stall_seconds: float | None = 300.0, trace_lineage: bool = False,
+                 reuse_plans: bool = True,
                  on_record: Callable[[dict[str, Any]], None] | None = None) -> None:
         from sparklog.spark import session
 
@@ -96,7 +97,8 @@ class Engine:
 
         parts = partitions or max(2, self.spark.sparkContext.defaultParallelism)
         self.options = Options(parts, checkpoint, checkpoint_dir, max_iterations, deferred,
-                               pipelined, codegen_rows, stall_seconds, trace_lineage)
+                               pipelined, codegen_rows, stall_seconds, trace_lineage,
+                               reuse_plans)
         self.on_record = on_record
 
     def run(self, program: Program | str, inputs: Mapping[str, Any] | None = None,

@@ -35,6 +35,11 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from sparklog.ir.nodes import Kernel, Layout, Plan, StratumPlan
+from sparklog.spark import jvm
+from sparklog.spark.jvm import cached_rdds as _cached_rdds
+from sparklog.spark.jvm import jclass as _jclass
+from sparklog.spark.jvm import stored_rdd as _stored_rdd
+from sparklog.spark.jvm import without_estimates as _without_estimates
 from sparklog.spark.session import WHOLE_STAGE
 from sparklog.spark.translate import (IT, NEWEST, OLDER, SB, creates_symbols, kernel_sql,
                                       kernel_symbols, sub_bucket)
@@ -62,6 +67,9 @@ class Options:
     stall_seconds: float | None = 300.0
     # Record lineage() of every loop round's job in Database.lineage (for tests, benchmarks).
     trace_lineage: bool = False
+    # A loop round is planned from the analyzed plan of the round before, its stored
+    # versions swapped for the new ones, not from the kernels' SQL (see _plan).
+    reuse_plans: bool = True
 
     @property
     def defers(self) -> bool:
@@ -149,17 +157,6 @@ class Metrics:
         return row.asDict(recursive=False)
 
 
-_JCLASSES: dict[tuple[int, str], Any] = {}
-
-
-def _jclass(spark: SparkSession, name: str) -> Any:
-    """A JVM class, looked up once (each lookup is a round trip)."""
-    key = (id(spark.sparkContext._gateway), name)
-    if key not in _JCLASSES:
-        _JCLASSES[key] = getattr(spark.sparkContext._jvm, name)
-    return _JCLASSES[key]
-
-
 @dataclass
 class Database:
     """Stored relations and the symbol table; implements translate.Store."""
@@ -183,6 +180,8 @@ class Database:
     _whole_stage_set: str | None = None  # what this run last set it to
     _tracker: Any = None  # see tracker()
     _worker: _Worker | None = None  # see worker()
+    _viewed: dict[str, DataFrame] = field(default_factory=dict)  # see view()
+    templates: dict[str, tuple[jvm.Template, str, str | None]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.options.trace_lineage:
@@ -208,9 +207,18 @@ class Database:
 
     # -- translate.Store -------------------------------------------------------------
     def view(self, relation: str) -> str:
-        """The temporary view of a relation's stored DataFrame (full; versions filter it)."""
+        """The temporary view of a relation's stored DataFrame (full; versions filter it).
+
+        Registered when a kernel's SQL names it, not whenever a round stores a version:
+        a round planned from a template (see _plan) reads no view, and registering one is
+        a command Spark plans and executes, several milliseconds a round.
+        """
         if relation not in self.stored:
             self.replace(relation, self._empty(relation))
+        df = self.stored[relation]
+        if self._viewed.get(relation) is not df:
+            df.createOrReplaceTempView(f"{self.prefix}_{relation}")
+            self._viewed[relation] = df
         return f"`{self.prefix}_{relation}`"
 
     def symbols_view(self) -> str:
@@ -258,8 +266,9 @@ class Database:
     def drop_views(self) -> None:
         """Remove this run's temporary views from the caller's session catalog."""
         catalog = self.spark.catalog
-        for relation in list(self.stored) + ["_symbols"]:
+        for relation in list(self._viewed) + ["_symbols"]:
             catalog.dropTempView(f"{self.prefix}_{relation}")
+        self._viewed = {}
 
     def add_symbols(self, df: DataFrame) -> None:
         self.symbol_parts.append(df)
@@ -383,10 +392,10 @@ class Database:
         return full
 
     def replace(self, relation: str, df: DataFrame) -> DataFrame | None:
-        """Make ``df`` the stored relation (and its view); return the previous version."""
+        """Make ``df`` the stored relation (its view follows, see view()); return the
+        previous version."""
         previous = self.stored.get(relation)
         self.stored[relation] = df
-        df.createOrReplaceTempView(f"{self.prefix}_{relation}")
         return previous
 
     def use_codegen(self, rows: int) -> None:
@@ -476,32 +485,6 @@ def _checkpoint(df: DataFrame, options: Options, eager: bool = True) -> DataFram
     return _without_estimates(df.localCheckpoint(eager=eager))
 
 
-def _without_estimates(df: DataFrame) -> DataFrame:
-    """A checkpointed DataFrame that forgets the size estimate and the constraints of
-    the plan that computed it.
-
-    Spark hands both on to the checkpoint (LogicalRDD's originStats and
-    originConstraints). A join's estimate is the product of its sides', so a version of
-    a relation joined with itself squares the estimate of the version before: its digits
-    double every round. After a few dozen rounds the optimizer spends minutes multiplying
-    numbers of millions of digits, and the heap they fill makes the round's aggregations
-    fail (AGGREGATE_OUT_OF_MEMORY). Spark's plans here do not depend on the estimates (no
-    broadcast joins, no adaptive execution), so every version starts from Spark's
-    default estimate instead.
-    """
-    plan = df._jdf.queryExecution().analyzed()
-    if plan.getClass().getSimpleName() != "LogicalRDD":
-        return df
-    spark = df.sparkSession
-    nothing = _jclass(spark, "scala.Option").empty()
-    session, _, _, checkpointed = (plan.otherCopyArgs().apply(i) for i in range(4))
-    fresh = plan.copy(plan.output(), plan.rdd(), plan.outputPartitioning(),
-                      plan.outputOrdering(), plan.isStreaming(), plan.stream(),
-                      session, nothing, nothing, checkpointed)
-    rows = _jclass(spark, "org.apache.spark.sql.classic.Dataset").ofRows(session, fresh)
-    return DataFrame(rows, spark)
-
-
 def _partition_sizes(version: DataFrame, partitions: int) -> list[int]:
     """Rows per partition of a stored version, counted by a job (P rows come back)."""
     counts = {r["p"]: r["n"] for r in version.groupBy(F.spark_partition_id().alias("p"))
@@ -517,27 +500,6 @@ def empty_frame(spark: SparkSession, columns: list[tuple[str, str]]) -> DataFram
     decode, so every executor would need a matching Python.
     """
     return spark.range(0).select(*[F.lit(None).cast(t).alias(c) for c, t in columns])
-
-
-def _stored_rdd(df: DataFrame) -> Any:
-    """The JVM RDD holding a checkpointed DataFrame's rows, or None.
-
-    Found once per version and kept on it: a round asks for it when it computes, settles
-    and releases the version, and the walk down the plan costs several JVM round trips.
-    """
-    if "_sparklog_rdd" not in df.__dict__:
-        plan = df._jdf.queryExecution().analyzed()
-        while plan.getClass().getSimpleName() != "LogicalRDD" and plan.children().size() == 1:
-            plan = plan.children().head()
-        df.__dict__["_sparklog_rdd"] = (
-            plan.rdd() if plan.getClass().getSimpleName() == "LogicalRDD" else None)
-    return df.__dict__["_sparklog_rdd"]
-
-
-def _cached_rdds(spark: SparkSession) -> dict[int, int]:
-    """RDD id -> number of partitions in block storage, for every persisted RDD."""
-    infos = spark.sparkContext._jsc.sc().getRDDStorageInfo()
-    return {info.id(): info.numCachedPartitions() for info in infos}
 
 
 @dataclass
@@ -568,6 +530,7 @@ def evaluate(db: Database, stats: Stats) -> None:
 
 def _evaluate_stratum(db: Database, sp: StratumPlan, stats: Stats) -> None:
     db.iteration = 0
+    db.templates.clear()  # another stratum's plans
     _round(db, sp, sp.preamble, stats)
     if not sp.stratum.recursive:
         return
@@ -811,19 +774,70 @@ class _Step:
 
 
 def _plan(db: Database, sp: StratumPlan, kernels: tuple[Kernel, ...]) -> list[_Step]:
-    """Plan every relation's new version over the stored versions; run nothing."""
+    """Plan every relation's new version over the stored versions; run nothing.
+
+    Every loop round of a stratum has the same plan over different stored versions. So
+    the analyzed plan of a loop round's version is kept as a template, and the rounds
+    after it are planned from it with the versions swapped (jvm.replan): the kernels' SQL
+    is parsed and analyzed, and the insert built, once per stratum instead of once per
+    round. Spark still optimizes and plans each round's plan physically. Not for kernels
+    that make symbols (the symbol table changes between rounds), nor when a version the
+    round reads is not a stored RDD.
+    """
     _choose_codegen(db, sp, kernels)
+    versions = _versions(db, sp) if (
+        db.options.reuse_plans and kernels is sp.loop and db.iteration >= 1
+        and not any(creates_symbols(k) for k in kernels)) else None
     steps = []
     for relation in sp.relations:
         mine = [k for k in kernels if k.relation == relation]
         if not mine and relation in db.stored:
             continue
-        full, new = db.insert(relation, _derive(db, relation, mine), db.iteration)
-        _collect_symbols(db, mine)
+        key = f"{sp.stratum.index}/{relation}"
+        planned = _replan(db, key, relation, versions) if versions else None
+        if planned is not None:
+            full, new = planned
+        else:
+            full, new = db.insert(relation, _derive(db, relation, mine), db.iteration)
+            _collect_symbols(db, mine)
+            if versions:
+                db.templates[key] = (jvm.template(db.spark, full, versions), new.name,
+                                     new.placed.name if new.placed is not None else None)
         group = f"{db.prefix}-s{sp.stratum.index}-i{db.iteration}-{relation}"
         description = f"sparklog stratum {sp.stratum.index} iteration {db.iteration}: {relation}"
         steps.append(_Step(relation, full, bool(mine), new, group, description))
     return steps
+
+
+def _versions(db: Database, sp: StratumPlan) -> dict[str, Any] | None:
+    """The RDD of each stratum relation's stored version; None if one is not stored in
+    an RDD (an empty version never written, say), which no template could swap."""
+    versions = {}
+    for relation in sp.relations:
+        rdd = _stored_rdd(db.stored[relation]) if relation in db.stored else None
+        if rdd is None:
+            return None
+        versions[relation] = rdd
+    return versions
+
+
+def _replan(db: Database, key: str, relation: str, versions: dict[str, Any]
+            ) -> tuple[DataFrame, Metrics] | None:
+    """The relation's new version planned from its template, or None (no template)."""
+    kept = db.templates.get(key)
+    if kept is None:
+        return None
+    template, name, placed_name = kept
+    full = jvm.replan(db.spark, template, versions)._jdf
+    if not db.placed(relation, full):  # the template's own round kept its placement
+        del db.templates[key]
+        return None
+    new = Metrics(db.spark, name)
+    new.source = full
+    if placed_name is not None:
+        new.placed = Metrics(db.spark, placed_name)
+        new.placed.source = full
+    return DataFrame(full, db.spark), new
 
 
 def _choose_codegen(db: Database, sp: StratumPlan, kernels: tuple[Kernel, ...]) -> None:

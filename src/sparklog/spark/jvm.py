@@ -1,0 +1,139 @@
+"""Calls into Spark's JVM-side classes that PySpark does not wrap, in one place.
+
+Everything here reaches past PySpark's API into Spark SQL's logical plans (LogicalRDD, a
+plan's leaves, Dataset.ofRows) or the SparkContext's storage state. Each function says
+which Spark behaviour it relies on; tests/spark exercise every one of them, so an upgrade
+of the pinned pyspark that changes one fails there, not in a user's run.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from pyspark.sql import DataFrame, SparkSession
+
+_JCLASSES: dict[tuple[int, str], Any] = {}
+
+
+def jclass(spark: SparkSession, name: str) -> Any:
+    """A JVM class, looked up once (each lookup is a round trip)."""
+    key = (id(spark.sparkContext._gateway), name)
+    if key not in _JCLASSES:
+        _JCLASSES[key] = getattr(spark.sparkContext._jvm, name)
+    return _JCLASSES[key]
+
+
+def _nothing(spark: SparkSession) -> Any:
+    return jclass(spark, "scala.Option").empty()
+
+
+def _of_rows(spark: SparkSession, plan: Any) -> DataFrame:
+    """A DataFrame over a logical plan built in the JVM (analyzed on the way)."""
+    rows = jclass(spark, "org.apache.spark.sql.classic.Dataset").ofRows(
+        spark._jsparkSession, plan)
+    return DataFrame(rows, spark)
+
+
+def without_estimates(df: DataFrame) -> DataFrame:
+    """A checkpointed DataFrame that forgets the size estimate and the constraints of
+    the plan that computed it.
+
+    Spark hands both on to the checkpoint (LogicalRDD's originStats and
+    originConstraints). A join's estimate is the product of its sides', so a version of
+    a relation joined with itself squares the estimate of the version before: its digits
+    double every round. After a few dozen rounds the optimizer spends minutes multiplying
+    numbers of millions of digits, and the heap they fill makes the round's aggregations
+    fail (AGGREGATE_OUT_OF_MEMORY). Spark's plans here do not depend on the estimates (no
+    broadcast joins, no adaptive execution), so every version starts from Spark's
+    default estimate instead.
+    """
+    plan = df._jdf.queryExecution().analyzed()
+    if plan.getClass().getSimpleName() != "LogicalRDD":
+        return df
+    spark = df.sparkSession
+    nothing = _nothing(spark)
+    args = plan.otherCopyArgs()  # (session, originStats, originConstraints, checkpointed)
+    fresh = plan.copy(plan.output(), plan.rdd(), plan.outputPartitioning(),
+                      plan.outputOrdering(), plan.isStreaming(), plan.stream(),
+                      args.apply(0), nothing, nothing, args.apply(3))
+    return _of_rows(spark, fresh)
+
+
+def stored_rdd(df: DataFrame) -> Any:
+    """The JVM RDD holding a checkpointed DataFrame's rows, or None.
+
+    Found once per version and kept on it: a round asks for it when it computes, settles
+    and releases the version, and the walk down the plan costs several JVM round trips.
+    """
+    if "_sparklog_rdd" not in df.__dict__:
+        plan = df._jdf.queryExecution().analyzed()
+        while plan.getClass().getSimpleName() != "LogicalRDD" and plan.children().size() == 1:
+            plan = plan.children().head()
+        df.__dict__["_sparklog_rdd"] = (
+            plan.rdd() if plan.getClass().getSimpleName() == "LogicalRDD" else None)
+    return df.__dict__["_sparklog_rdd"]
+
+
+def cached_rdds(spark: SparkSession) -> dict[int, int]:
+    """RDD id -> number of partitions in block storage, for every persisted RDD."""
+    infos = spark.sparkContext._jsc.sc().getRDDStorageInfo()
+    return {info.id(): info.numCachedPartitions() for info in infos}
+
+
+@dataclass
+class Template:
+    """The analyzed plan of one loop round's version of a relation, kept to plan the
+    next rounds by swapping the stored versions it reads (see :func:`replan`)."""
+
+    plan: Any  # the analyzed LogicalPlan
+    # (leaf, relation, the leaf's copy arguments): every leaf that reads a version of a
+    # relation that the rounds replace
+    leaves: list[tuple[Any, str, tuple[Any, ...]]]
+
+
+def template(spark: SparkSession, df: DataFrame, versions: dict[str, Any]) -> Template:
+    """``df``'s analyzed plan, with the leaves that read ``versions`` (relation -> the
+    RDD of its stored version, a LogicalRDD's) found once.
+
+    A relation read twice (a self-join) has two leaves: the analyzer gave the second one
+    fresh attribute ids, and each keeps its own.
+    """
+    plan = df._jdf.queryExecution().analyzed()
+    relation_of = {rdd.id(): relation for relation, rdd in versions.items()}
+    leaves = []
+    found = plan.collectLeaves()
+    for i in range(found.size()):
+        leaf = found.apply(i)
+        if leaf.getClass().getSimpleName() != "LogicalRDD":
+            continue
+        relation = relation_of.get(leaf.rdd().id())
+        if relation is None:
+            continue  # a version no round replaces (a lower stratum's, an input)
+        args = leaf.otherCopyArgs()
+        leaves.append((leaf, relation, (leaf.output(), leaf.outputPartitioning(),
+                                        leaf.outputOrdering(), leaf.isStreaming(),
+                                        leaf.stream(), args.apply(0), args.apply(3))))
+    return Template(plan, leaves)
+
+
+def replan(spark: SparkSession, template: Template, versions: dict[str, Any]) -> DataFrame:
+    """The template's plan over other versions of the same relations (relation -> RDD).
+
+    Each leaf is replaced by a LogicalRDD over the new version's RDD with the leaf's own
+    output attributes, partitioning and ordering, so every reference above it still
+    resolves and the plan is the one the round's SQL would have analyzed to. That holds
+    because every version of a relation has the same columns and the same layout (the
+    round's insert checks the partitioning of each). The new leaves carry no size
+    estimate (see :func:`without_estimates`). One JVM call per leaf and three more,
+    where parsing and analyzing the round's SQL and building its insert takes dozens.
+    """
+    nothing = _nothing(spark)
+    swap = jclass(spark, "java.util.HashMap")()
+    for leaf, relation, (output, partitioning, ordering, streaming, stream, session,
+                         checkpointed) in template.leaves:
+        swap.put(leaf, leaf.copy(output, versions[relation], partitioning, ordering,
+                                 streaming, stream, session, nothing, nothing, checkpointed))
+    # a Scala Map is a PartialFunction: defined on the old leaves, which it maps to new ones
+    rule = jclass(spark, "org.apache.spark.api.python.PythonUtils").toScalaMap(swap)
+    return _of_rows(spark, template.plan.transformUp(rule))
