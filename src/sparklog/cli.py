@@ -132,7 +132,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--no-pipelined", dest="pipelined", action="store_false",
                      help="plan each round only after the previous round's job has ended")
     run.add_argument("--no-plan-reuse", dest="reuse_plans", action="store_false",
-                     help="plan every loop round from the rules' SQL, not from the analyzed "
+                     help="plan every loop round from the rules' SQL, not from the optimized "
                           "plan of the round before")
     run.add_argument("--codegen-rows", type=int, default=1_000_000, metavar="N",
                      help="use whole-stage code generation only in rounds over at least N "

@@ -67,7 +67,7 @@ class Options:
     stall_seconds: float | None = 300.0
     # Record lineage() of every loop round's job in Database.lineage (for tests, benchmarks).
     trace_lineage: bool = False
-    # A loop round is planned from the analyzed plan of the round before, its stored
+    # A loop round is planned from the optimized plan of the round before, its stored
     # versions swapped for the new ones, not from the kernels' SQL (see _plan).
     reuse_plans: bool = True
 
@@ -777,10 +777,11 @@ def _plan(db: Database, sp: StratumPlan, kernels: tuple[Kernel, ...]) -> list[_S
     """Plan every relation's new version over the stored versions; run nothing.
 
     Every loop round of a stratum has the same plan over different stored versions. So
-    the analyzed plan of a loop round's version is kept as a template, and the rounds
+    the optimized plan of a loop round's version is kept as a template, and the rounds
     after it are planned from it with the versions swapped (jvm.replan): the kernels' SQL
-    is parsed and analyzed, and the insert built, once per stratum instead of once per
-    round. Spark still optimizes and plans each round's plan physically. Not for kernels
+    is parsed, analyzed and optimized, and the insert built, once per stratum instead of
+    once per round. Spark still plans each round physically, and the placement check
+    runs on every round; a template Spark would not take back is dropped. Not for kernels
     that make symbols (the symbol table changes between rounds), nor when a version the
     round reads is not a stored RDD.
     """
@@ -828,8 +829,12 @@ def _replan(db: Database, key: str, relation: str, versions: dict[str, Any]
     if kept is None:
         return None
     template, name, placed_name = kept
-    full = jvm.replan(db.spark, template, versions)._jdf
-    if not db.placed(relation, full):  # the template's own round kept its placement
+    try:
+        full = jvm.replan(db.spark, template, versions)._jdf
+        placed = db.placed(relation, full)  # as the template's own round was
+    except Exception:  # noqa: BLE001 - Spark would not take the plan back: plan from SQL
+        placed = False
+    if not placed:
         del db.templates[key]
         return None
     new = Metrics(db.spark, name)

@@ -83,23 +83,27 @@ def cached_rdds(spark: SparkSession) -> dict[int, int]:
 
 @dataclass
 class Template:
-    """The analyzed plan of one loop round's version of a relation, kept to plan the
+    """The optimized plan of one loop round's version of a relation, kept to plan the
     next rounds by swapping the stored versions it reads (see :func:`replan`)."""
 
-    plan: Any  # the analyzed LogicalPlan
+    plan: Any  # the optimized LogicalPlan
     # (leaf, relation, the leaf's copy arguments): every leaf that reads a version of a
     # relation that the rounds replace
     leaves: list[tuple[Any, str, tuple[Any, ...]]]
 
 
 def template(spark: SparkSession, df: DataFrame, versions: dict[str, Any]) -> Template:
-    """``df``'s analyzed plan, with the leaves that read ``versions`` (relation -> the
+    """``df``'s optimized plan, with the leaves that read ``versions`` (relation -> the
     RDD of its stored version, a LogicalRDD's) found once.
 
-    A relation read twice (a self-join) has two leaves: the analyzer gave the second one
-    fresh attribute ids, and each keeps its own.
+    Optimized, not just analyzed: analyzing and optimizing it again finds little to do,
+    which is most of what planning a round from its SQL costs. Nothing the optimizer did
+    depends on the versions' contents: they carry no size estimate and no constraints
+    (without_estimates; constraint propagation is off), so to it every version of a
+    relation looks the same. A relation read twice (a self-join) has two leaves: the
+    analyzer gave the second one fresh attribute ids, and each keeps its own.
     """
-    plan = df._jdf.queryExecution().analyzed()
+    plan = df._jdf.queryExecution().optimizedPlan()
     relation_of = {rdd.id(): relation for relation, rdd in versions.items()}
     leaves = []
     found = plan.collectLeaves()
@@ -122,7 +126,7 @@ def replan(spark: SparkSession, template: Template, versions: dict[str, Any]) ->
 
     Each leaf is replaced by a LogicalRDD over the new version's RDD with the leaf's own
     output attributes, partitioning and ordering, so every reference above it still
-    resolves and the plan is the one the round's SQL would have analyzed to. That holds
+    resolves and the plan is the one the round's SQL would have optimized to. That holds
     because every version of a relation has the same columns and the same layout (the
     round's insert checks the partitioning of each). The new leaves carry no size
     estimate (see :func:`without_estimates`). One JVM call per leaf and three more,
