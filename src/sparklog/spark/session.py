@@ -34,7 +34,8 @@ REQUIRED_CONF = {
     "spark.sql.optimizer.runtime.bloomFilter.enabled": "false",
     # Inferring filters from constraints walks the constraints of every operator of a
     # round's plan, every round, for filters no plan here gains from (NOT NULL on columns
-    # that hold no NULLs): 0.79-0.92x the round time of strata10 without it (warm, paired).
+    # that hold no NULLs). Reused plans (driver._plan) also rely on it being off: no
+    # optimized plan then depends on what a version holds.
     "spark.sql.constraintPropagation.enabled": "false",
 }
 # Settings a run switches round by round (driver.Database.use_codegen); saved and restored.
