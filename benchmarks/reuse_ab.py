@@ -1,7 +1,8 @@
-"""In-process A/B of reused plans (Options.reuse_plans, ``--no-plan-reuse``): each
-workload runs alternately with loop rounds planned from the first loop round's plan and
-from the rules' SQL, in one warm session, so both sides share the JVM's state and the
-machine's load.
+"""In-process A/B of reused plans (Options.reuse_plans, ``--plan-reuse``): each workload
+runs in turn with loop rounds rerun from the executed plan of the round before
+("executed"), planned from its optimized plan ("optimized") and planned from the rules'
+SQL ("off"), in one warm session, so all sides share the JVM's state and the machine's
+load.
 
     python3 -m benchmarks.reuse_ab [--pairs 3] [--workloads strata10,chain:200]
 
@@ -19,6 +20,8 @@ import time
 
 from . import runner, workloads
 from .workloads import PROGRAMS
+
+SIDES = ("executed", "optimized", "off")
 
 
 
@@ -59,13 +62,13 @@ def main() -> None:
     for spec in args.workloads.split(","):
         run(spec)  # warm-up
         for pair in range(args.pairs):
-            for side in ("reuse", "no-reuse"):
-                engine.options.reuse_plans = side == "reuse"
+            for side in SIDES:
+                engine.options.reuse_plans = side
                 wall, round_ms, ok = run(spec)
                 rows.append({"workload": spec, "pair": pair, "side": side, "run_s": wall,
                              "round_ms": round_ms, "ok": ok, "load": os.getloadavg()[0]})
                 print(rows[-1], flush=True)
-    engine.options.reuse_plans = True
+    engine.options.reuse_plans = "executed"
     facts = runner.machine_facts(spark)
     out = runner.DEFAULT_OUT / "reuse_ab.json"
     out.write_text(json.dumps({"machine": facts, "runs": rows}, indent=2) + "\n")
@@ -73,18 +76,18 @@ def main() -> None:
              f"{facts['date']} · {facts['nproc']} cores ({facts['cpu_model']}) · "
              f"load average at start {' '.join(facts['loadavg_start'])} · "
              f"{args.pairs} pairs per workload, medians shown.", "",
-             "| workload | side | run s | loop round ms | load | × no-reuse (round) | ok |",
+             "| workload | plan reuse | run s | loop round ms | load | × off (round) | ok |",
              "| --- | --- | ---: | ---: | ---: | ---: | --- |"]
     for spec in args.workloads.split(","):
         med = {}
-        for side in ("reuse", "no-reuse"):
+        for side in SIDES:
             mine = [r for r in rows if r["workload"] == spec and r["side"] == side]
             med[side] = (statistics.median(r["run_s"] for r in mine),
                          statistics.median(r["round_ms"] for r in mine),
                          statistics.median(r["load"] for r in mine),
                          all(r["ok"] for r in mine))
         for side, (run_s, round_ms, load, ok) in med.items():
-            ratio = round_ms / med["no-reuse"][1]
+            ratio = round_ms / med["off"][1]
             lines.append(f"| {spec} | {side} | {run_s:.1f} | {round_ms:.0f} | {load:.1f} | "
                          f"{ratio:.2f}× | {'yes' if ok else 'NO'} |")
     (runner.DEFAULT_OUT / "reuse_ab.md").write_text("\n".join(lines) + "\n")

@@ -35,13 +35,14 @@ DEFAULT_WORKLOADS = "chain:200,tree-down:12,tree-up:12"
 DEFAULT_SYSTEMS = "sparklog,typical,expert,sql"
 DEFAULT_WARMUP = "chain:30"
 SYSTEM_ORDER = ("sparklog", "sparklog-eager", "sparklog-serial", "sparklog-codegen",
-                "sparklog-no-reuse", "typical",
+                "sparklog-optimized", "sparklog-no-reuse", "typical",
                 "expert", "sql")
 # sparklog with a mechanism switched off, to measure what the mechanism is worth
 SPARKLOG_VARIANTS = {"sparklog": {}, "sparklog-eager": {"deferred": False},
                      "sparklog-serial": {"pipelined": False},
                      "sparklog-codegen": {"codegen_rows": 0},
-                     "sparklog-no-reuse": {"reuse_plans": False}}
+                     "sparklog-optimized": {"reuse_plans": "optimized"},
+                     "sparklog-no-reuse": {"reuse_plans": "off"}}
 DEFAULT_OUT = Path(__file__).resolve().parent / "results"
 
 TC_PROGRAM = """\

@@ -15,6 +15,7 @@ import threading
 from contextlib import contextmanager
 from pathlib import Path
 
+from sparklog.engine import PLAN_REUSE
 from sparklog.errors import (DataError, Diagnostic, OutputError, SparklogError,
                              UsageError)
 
@@ -131,9 +132,13 @@ def _parser() -> argparse.ArgumentParser:
                           "their own, not in the job of the first round that reads them")
     run.add_argument("--no-pipelined", dest="pipelined", action="store_false",
                      help="plan each round only after the previous round's job has ended")
-    run.add_argument("--no-plan-reuse", dest="reuse_plans", action="store_false",
-                     help="plan every loop round from the rules' SQL, not from the optimized "
-                          "plan of the round before")
+    run.add_argument("--plan-reuse", dest="reuse_plans", choices=PLAN_REUSE, default="executed",
+                     help="how loop rounds after the first are planned: run the executed plan "
+                          "of the round before over the new versions (executed, the default), "
+                          "plan from its optimized plan (optimized), or from the rules' SQL "
+                          "(off)")
+    run.add_argument("--no-plan-reuse", dest="reuse_plans", action="store_const", const="off",
+                     help="the same as --plan-reuse off")
     run.add_argument("--codegen-rows", type=int, default=1_000_000, metavar="N",
                      help="use whole-stage code generation only in rounds over at least N "
                           "stored rows (0: in every round; default %(default)s)")

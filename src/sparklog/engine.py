@@ -68,6 +68,10 @@ class Result:
         return max((r["iteration"] for r in self.stats if r["relation"] == relation), default=0)
 
 
+# How loop rounds after the first are planned (driver.Options.reuse_plans).
+PLAN_REUSE = ("executed", "optimized", "off")
+
+
 class Engine:
     """Runs programs on a SparkSession: the caller's, or a local one sparklog starts."""
 
@@ -77,12 +81,16 @@ class Engine:
                  max_iterations: int | None = None, deferred: bool = True,
                  pipelined: bool = True, codegen_rows: int | None = 1_000_000,
                  stall_seconds: float | None = 300.0, trace_lineage: bool = False,
-                 reuse_plans: bool = True,
+                 reuse_plans: str | bool = "executed",
                  on_record: Callable[[dict[str, Any]], None] | None = None) -> None:
         from sparklog.spark import session
 
         if checkpoint not in ("local", "reliable"):
             raise UsageError(f"checkpoint must be 'local' or 'reliable', not {checkpoint!r}")
+        reuse_plans = {True: "executed", False: "off"}.get(reuse_plans, reuse_plans)
+        if reuse_plans not in PLAN_REUSE:
+            raise UsageError(f"reuse_plans must be one of {', '.join(PLAN_REUSE)}, "
+                             f"not {reuse_plans!r}")
         if codegen_rows is not None and codegen_rows < 0:
             raise UsageError(f"codegen_rows must be None or at least 0, not {codegen_rows}")
         self.spark = spark or session.start(master, partitions, dict(conf or {}))

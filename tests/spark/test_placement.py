@@ -14,22 +14,8 @@ from pyspark.sql import functions as F
 
 import sparklog
 from tests import reference
+from tests.programs import ADD
 from tests.spark.helpers import rows
-
-NAT = """
-.decl nat(x:number)
-nat(0).
-nat(x + 1) :- nat(x), x < 6.
-.decl succ(a:number, b:number)
-succ(a, b) :- nat(a), nat(b), b = a + 1.
-"""
-
-ADD = NAT + """
-.decl add(a:number, b:number, r:number)
-.output add
-add(a, 0, a) :- nat(a).
-add(a, b, r) :- succ(pb, b), add(a, pb, pr), succ(pr, r).
-"""
 
 PRIMES = ADD.replace("x < 6", "x < 20").replace(".output add\n", "") + """
 .decl mul(a:number, b:number, r:number)

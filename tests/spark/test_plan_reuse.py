@@ -1,35 +1,30 @@
-"""Loop rounds planned from the analyzed plan of the round before (Options.reuse_plans).
+"""Loop rounds planned from the plans of the rounds before (Options.reuse_plans).
 
 From the second loop round on, a stratum's rounds are planned by swapping the stored
-versions in the first loop round's plan, not from the rules' SQL. A leaf swapped for the
-wrong version, or left unswapped, would make a round read stale tuples and end the
-recursion early or late: each program is checked against the reference evaluator, with
-the mechanism on and off, and the rounds are checked to have used it.
+versions in the first loop round's optimized plan ("optimized"), and from the third on by
+running the second's executed plan with its scans swapped ("executed", the default), not
+from the rules' SQL. A leaf swapped for the wrong version, or left unswapped, would make a
+round read stale tuples and end the recursion early or late; a metric read off the wrong
+plan would book wrong sizes. Each program is checked against the reference evaluator in
+every mode, its stats against those of planning every round from SQL, and the rounds are
+checked to have used the mode.
 """
 
 from __future__ import annotations
 
 import pytest
+from pyspark.sql import functions as F
 
 import sparklog
-from sparklog.spark import driver
+from sparklog.spark import driver, jvm
 from sparklog.syntax.parser import parse
 from tests import reference
+from tests.programs import ADD
 from tests.spark.helpers import rows
 
 PROGRAMS = {
-    # issue 9, item 1: add bucketed by its second column, joined to succ twice on different
-    # columns; the head constant in add(a, 0, a) makes Spark lose the placement
-    "add through succ": """
-.decl nat(x:number)
-nat(0).
-nat(x + 1) :- nat(x), x < 6.
-.decl succ(a:number, b:number)
-succ(a, b) :- nat(a), nat(b), b = a + 1.
-.decl add(a:number, b:number, r:number)
-add(a, 0, a) :- nat(a).
-add(a, b, r) :- succ(pb, b), add(a, pb, pr), succ(pr, r).
-""",
+    # issue 9, item 1 (tests/programs.py)
+    "add through succ": ADD,
     # two leaves of the one recursive relation, with different attribute ids
     "non-linear closure": """
 .decl e(x:number, y:number)
@@ -52,6 +47,14 @@ b(y, d + 1) :- a(x, d), e(x, y), d < 20.
 .decl both(x:number)
 both(x) :- a(x, _), b(x, _).
 """,
+    # a lower relation joined twice on different columns in the loop (same generation)
+    "same generation": """
+.decl e(x:number, y:number)
+e(1, 2). e(1, 3). e(2, 4). e(2, 5). e(3, 6). e(3, 7). e(4, 8). e(6, 9). e(8, 10). e(9, 11).
+.decl sg(x:number, y:number)
+sg(x, x) :- e(x, _).
+sg(x, y) :- e(a, x), e(b, y), sg(a, b).
+""",
     # a symbol-typed recursion that makes no symbols in its loop (their ids are joined)
     "a path of symbols with a counter": """
 .decl link(x:symbol, y:symbol)
@@ -64,35 +67,48 @@ walk(y, n + 1) :- walk(x, n), link(x, y), n < 12.
 
 
 def _run_counting(engine, text, monkeypatch):
-    """Run ``text``; the relations and the iterations at which a loop round was planned
-    from the rules' SQL."""
+    """Run ``text``; the relations, and the iterations at which a loop round was planned
+    from the rules' SQL and at which one was a rerun of an executed plan."""
     program = parse(text, "reuse")
     planned_from_sql: list[int] = []
-    derive = driver._derive
+    reruns: list[int] = []
+    derive, swapped = driver._derive, jvm.swapped
 
-    def counting(db, relation, kernels):
+    def deriving(db, relation, kernels):
         planned_from_sql.append(db.iteration)
         return derive(db, relation, kernels)
 
-    monkeypatch.setattr(driver, "_derive", counting)
+    def rerunning(spark, kept, versions):
+        reruns.append(len(reruns))
+        return swapped(spark, kept, versions)
+
+    monkeypatch.setattr(driver, "_derive", deriving)
+    monkeypatch.setattr(jvm, "swapped", rerunning)
     result = engine.run(sparklog.Program(program))
-    return program, result, planned_from_sql
+    return program, result, planned_from_sql, reruns
+
+
+def _sizes(stats):
+    return [(r["stratum"], r["iteration"], r["relation"], r["delta"], r["full"],
+             r["derivations"]) for r in stats]
 
 
 @pytest.mark.parametrize("name", list(PROGRAMS))
-@pytest.mark.parametrize("reuse", [True, False], ids=["reuse", "no-reuse"])
+@pytest.mark.parametrize("reuse", ["executed", "optimized", "off"])
 def test_rounds_agree_with_reference(engine, monkeypatch, name, reuse):
+    monkeypatch.setattr(engine.options, "reuse_plans", "off")
+    unplanned = _run_counting(engine, PROGRAMS[name], monkeypatch)[1]
     monkeypatch.setattr(engine.options, "reuse_plans", reuse)
-    program, result, planned_from_sql = _run_counting(engine, PROGRAMS[name], monkeypatch)
+    program, result, planned_from_sql, reruns = _run_counting(engine, PROGRAMS[name],
+                                                              monkeypatch)
     expected = reference.evaluate(program, {})
     for decl in program.decls:
         assert rows(result[decl.name]) == expected[decl.name], decl.name
+    assert _sizes(result.stats) == _sizes(unplanned.stats)  # the metrics of the right plan
     later = [i for i in planned_from_sql if i >= 2]  # rounds after the first loop round
     assert max(r["iteration"] for r in result.stats) >= 4  # rounds enough to reuse plans
-    if reuse:
-        assert later == []
-    else:
-        assert later
+    assert (later == []) == (reuse != "off")
+    assert bool(reruns) == (reuse == "executed")
 
 
 @pytest.mark.parametrize("name", ["add through succ", "non-linear closure"])
@@ -101,8 +117,22 @@ def test_reused_plans_with_reliable_checkpoints(spark, tmp_path, monkeypatch, na
     template swaps in are written by jobs of their own, not computed lazily."""
     engine = sparklog.Engine(spark=spark, partitions=2, checkpoint="reliable",
                              checkpoint_dir=str(tmp_path))
-    program, result, planned_from_sql = _run_counting(engine, PROGRAMS[name], monkeypatch)
+    program, result, planned_from_sql, reruns = _run_counting(engine, PROGRAMS[name],
+                                                              monkeypatch)
     expected = reference.evaluate(program, {})
     for decl in program.decls:
         assert rows(result[decl.name]) == expected[decl.name], decl.name
     assert [i for i in planned_from_sql if i >= 2] == []
+    assert reruns
+
+
+def test_no_rerun_of_a_plan_that_reuses_an_exchange(spark):
+    """A reused exchange points at another exchange, outside its children: swapping the
+    scans below that one would leave the reuse reading the old version."""
+    version = spark.range(10).repartition(2, "id").localCheckpoint()
+    counts = spark.range(30).groupBy((F.col("id") % 3).alias("id")).count().select("id")
+    reusing = counts.union(counts).union(version)._jdf
+    assert "ReusedExchange" in reusing.queryExecution().executedPlan().toString()
+    versions = {"r": driver._stored_rdd(version)}
+    assert jvm.executed(spark, reusing, versions, "false") is None
+    assert jvm.executed(spark, counts.union(version)._jdf, versions, "false") is not None

@@ -339,15 +339,8 @@ def test_atom_expressions_are_checked_once_bound_anywhere():
 
 def test_issue_1_addition_has_every_sum_up_to_six():
     from sparklog.syntax.parser import parse
-    add = """.decl nat(x:number)
-nat(0).
-nat(x + 1) :- nat(x), x < 6.
-.decl succ(a:number, b:number)
-succ(a, b) :- nat(a), nat(b), b = a + 1.
-.decl add(a:number, b:number, r:number)
-add(a, 0, a) :- nat(a).
-add(a, b, r) :- succ(pb, b), add(a, pb, pr), succ(pr, r)."""
-    assert evaluate(parse(add))["add"] == {(a, b, a + b) for a in range(7) for b in range(7)
+    from tests.programs import ADD
+    assert evaluate(parse(ADD))["add"] == {(a, b, a + b) for a in range(7) for b in range(7)
                                            if a + b <= 6}
 
 

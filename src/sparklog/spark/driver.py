@@ -67,9 +67,10 @@ class Options:
     stall_seconds: float | None = 300.0
     # Record lineage() of every loop round's job in Database.lineage (for tests, benchmarks).
     trace_lineage: bool = False
-    # A loop round is planned from the optimized plan of the round before, its stored
-    # versions swapped for the new ones, not from the kernels' SQL (see _plan).
-    reuse_plans: bool = True
+    # How a loop round after the first is planned (see _plan): "executed" runs the executed
+    # plan of the round before over the new stored versions; "optimized" plans it from
+    # the optimized plan of the round before; "off" from the kernels' SQL.
+    reuse_plans: str = "executed"
 
     @property
     def defers(self) -> bool:
@@ -138,6 +139,7 @@ class Metrics:
     def __init__(self, spark: SparkSession, name: str) -> None:
         self._spark, self.name = spark, name
         self.source: Any = None  # the JVM Dataset whose action computes the metrics
+        self.plan: Any = None  # or the executed SparkPlan that computes them (a rerun)
         # Per-partition counts of the whole stored version, when its placement had to be
         # restored after the union (Database.insert); then the sizes are not running sums.
         self.placed: Metrics | None = None
@@ -146,12 +148,17 @@ class Metrics:
         """``jdf`` observed; ``rest`` is a Seq of the expressions after ``first``."""
         return jdf.observe(self.name, first._jc, rest)
 
+    def executed(self) -> Any:
+        """The SparkPlan that computes the metrics."""
+        return self.plan if self.plan is not None else self.source.queryExecution().executedPlan()
+
     @property
     def get(self) -> dict[str, Any]:
         """The metrics, once the action on ``source`` has run."""
         from pyspark.serializers import CPickleSerializer
 
-        observed = self.source.queryExecution().observedMetrics()
+        observed = (jvm.observed(self._spark, self.plan) if self.plan is not None
+                    else self.source.queryExecution().observedMetrics())
         utils = _jclass(self._spark, "org.apache.spark.sql.api.python.PythonSQLUtils")
         row = CPickleSerializer().loads(utils.toPyRow(observed.apply(self.name)))
         return row.asDict(recursive=False)
@@ -181,7 +188,7 @@ class Database:
     _tracker: Any = None  # see tracker()
     _worker: _Worker | None = None  # see worker()
     _viewed: dict[str, DataFrame] = field(default_factory=dict)  # see view()
-    templates: dict[str, tuple[jvm.Template, str, str | None]] = field(default_factory=dict)
+    templates: dict[str, _Kept] = field(default_factory=dict)  # see _plan
 
     def __post_init__(self) -> None:
         if self.options.trace_lineage:
@@ -417,6 +424,11 @@ class Database:
             self.spark.conf.set(WHOLE_STAGE, wanted)
             self._whole_stage_set = wanted
 
+    @property
+    def whole_stage_now(self) -> str:
+        """spark.sql.codegen.wholeStage as the next plan will see it."""
+        return self._whole_stage_set or self.whole_stage
+
     # -- deferred versions -----------------------------------------------------------
     def defer(self, df: DataFrame, settle: Callable[[], list[Any]]) -> None:
         """Register a lazily checkpointed version and the bookkeeping its metrics feed.
@@ -477,12 +489,15 @@ class Database:
             pass
 
 
-def _checkpoint(df: DataFrame, options: Options, eager: bool = True) -> DataFrame:
+def _checkpoint(df: DataFrame, options: Options, eager: bool = True, estimated: bool = True
+                ) -> DataFrame:
     """Cut the lineage; keeps the hash partitioning. Lazy (``eager=False``, local
-    checkpoints only) leaves the computing to the first job that reads the result."""
+    checkpoints only) leaves the computing to the first job that reads the result.
+    ``estimated=False``: ``df`` carries no estimate of its plan to hand on (a rerun)."""
+    forget = _without_estimates if estimated else (lambda checkpointed: checkpointed)
     if options.checkpoint == "reliable":
-        return _without_estimates(df.checkpoint(eager=True))
-    return _without_estimates(df.localCheckpoint(eager=eager))
+        return forget(df.checkpoint(eager=True))
+    return forget(df.localCheckpoint(eager=eager))
 
 
 def _partition_sizes(version: DataFrame, partitions: int) -> list[int]:
@@ -614,7 +629,7 @@ def _loop(db: Database, sp: StratumPlan, stats: Stats) -> None:
 def _starts_jobs(steps: list[_Step]) -> bool:
     """Whether preparing the round's physical plan started jobs (broadcasts, subqueries)."""
     for step in steps:
-        text = step.new.source.queryExecution().executedPlan().toString()
+        text = step.new.executed().toString()
         if "BroadcastExchange" in text or "Subquery" in text:
             return True
     return False
@@ -625,7 +640,14 @@ def _mark(db: Database, steps: list[_Step]) -> None:
     sc = db.spark.sparkContext
     for step in steps:
         sc.setJobGroup(step.group, step.description)
-        step.full = _checkpoint(step.full, db.options, eager=False)
+        step.full = _checkpoint(_frame(db, step), db.options, eager=False,
+                                estimated=step.rerun is None)
+
+
+def _frame(db: Database, step: _Step) -> DataFrame:
+    """The step's planned version; a rerun's RDDs are built now, when the versions it
+    reads are stored (see _loop on building RDDs early)."""
+    return step.full if step.rerun is None else jvm.frame(db.spark, *step.rerun)
 
 
 def _compute(db: Database, steps: list[_Step]) -> None:
@@ -645,7 +667,8 @@ def _store(db: Database, steps: list[_Step]) -> None:
     sc = db.spark.sparkContext
     for step in steps:
         sc.setJobGroup(step.group, step.description)
-        step.full = _checkpoint(step.full, db.options, eager=True)
+        step.full = _checkpoint(_frame(db, step), db.options, eager=True,
+                                estimated=step.rerun is None)
 
 
 class _Worker:
@@ -766,28 +789,43 @@ class _Step:
     """One relation's part of a round: its new version and the metrics observed on it."""
 
     relation: str
-    full: DataFrame  # full ∪ new, planned; checkpointed by _round
+    full: DataFrame | None  # full ∪ new, planned (a rerun's: by _mark); checkpointed by _round
     derives: bool  # whether any kernel feeds this step (else there is nothing to count)
     new: Metrics
     group: str = ""
     description: str = ""
+    # a rerun (jvm.swapped): the kept plan and the swapped one, made a DataFrame by _mark
+    rerun: tuple[jvm.Executed, Any] | None = None
+
+
+@dataclass
+class _Kept:
+    """What a stratum keeps of a relation's first loop round to plan the rounds after it."""
+
+    template: jvm.Template  # its optimized plan
+    name: str  # the name of its new-rows metrics
+    placed_name: str | None  # and of its restored placement's, if any
+    executed: jvm.Executed | None = None  # its executed plan, once a rerun may use it
 
 
 def _plan(db: Database, sp: StratumPlan, kernels: tuple[Kernel, ...]) -> list[_Step]:
     """Plan every relation's new version over the stored versions; run nothing.
 
     Every loop round of a stratum has the same plan over different stored versions. So
-    the optimized plan of a loop round's version is kept as a template, and the rounds
-    after it are planned from it with the versions swapped (jvm.replan): the kernels' SQL
-    is parsed, analyzed and optimized, and the insert built, once per stratum instead of
-    once per round. Spark still plans each round physically, and the placement check
-    runs on every round; a template Spark would not take back is dropped. Not for kernels
-    that make symbols (the symbol table changes between rounds), nor when a version the
-    round reads is not a stored RDD.
+    the first loop round's plans are kept (_Kept), and the rounds after it are planned
+    from them with the versions swapped: the kernels' SQL is parsed, analyzed and
+    optimized, and the insert built, once per stratum instead of once per round.
+    ``reuse_plans="executed"`` runs the second loop round's executed plan again with its
+    scans swapped (jvm.swapped, jvm.frame): no planning at all, and the placement it was
+    checked to have. ``"optimized"`` (and a plan that cannot be rerun: jvm.executed) re-plans the
+    optimized plan with its leaves swapped (jvm.replan), which Spark still plans
+    physically, with the placement checked every round; a template Spark would not take
+    back is dropped. Not for kernels that make symbols (the symbol table changes between
+    rounds), nor when a version the round reads is not a stored RDD.
     """
     _choose_codegen(db, sp, kernels)
     versions = _versions(db, sp) if (
-        db.options.reuse_plans and kernels is sp.loop and db.iteration >= 1
+        db.options.reuse_plans != "off" and kernels is sp.loop and db.iteration >= 1
         and not any(creates_symbols(k) for k in kernels)) else None
     steps = []
     for relation in sp.relations:
@@ -797,16 +835,17 @@ def _plan(db: Database, sp: StratumPlan, kernels: tuple[Kernel, ...]) -> list[_S
         key = f"{sp.stratum.index}/{relation}"
         planned = _replan(db, key, relation, versions) if versions else None
         if planned is not None:
-            full, new = planned
+            full, new, rerun = planned
         else:
             full, new = db.insert(relation, _derive(db, relation, mine), db.iteration)
             _collect_symbols(db, mine)
+            rerun = None
             if versions:
-                db.templates[key] = (jvm.template(db.spark, full, versions), new.name,
-                                     new.placed.name if new.placed is not None else None)
+                db.templates[key] = _Kept(jvm.template(db.spark, full, versions), new.name,
+                                          new.placed.name if new.placed is not None else None)
         group = f"{db.prefix}-s{sp.stratum.index}-i{db.iteration}-{relation}"
         description = f"sparklog stratum {sp.stratum.index} iteration {db.iteration}: {relation}"
-        steps.append(_Step(relation, full, bool(mine), new, group, description))
+        steps.append(_Step(relation, full, bool(mine), new, group, description, rerun))
     return steps
 
 
@@ -823,26 +862,41 @@ def _versions(db: Database, sp: StratumPlan) -> dict[str, Any] | None:
 
 
 def _replan(db: Database, key: str, relation: str, versions: dict[str, Any]
-            ) -> tuple[DataFrame, Metrics] | None:
-    """The relation's new version planned from its template, or None (no template)."""
+            ) -> tuple[DataFrame | None, Metrics, tuple[jvm.Executed, Any] | None] | None:
+    """The relation's new version planned from what was kept of the stratum's first loop
+    round (for a rerun: None, and the plans _mark makes it from); None if nothing was
+    kept."""
     kept = db.templates.get(key)
     if kept is None:
         return None
-    template, name, placed_name = kept
+    if kept.executed is not None and kept.executed.whole_stage == db.whole_stage_now:
+        try:
+            plan = jvm.swapped(db.spark, kept.executed, versions)
+        except Exception:  # noqa: BLE001 - Spark would not take it: re-plan it
+            kept.executed = None
+        else:
+            return None, _metrics(db, kept, plan=plan), (kept.executed, plan)
     try:
-        full = jvm.replan(db.spark, template, versions)._jdf
+        full = jvm.replan(db.spark, kept.template, versions)._jdf
         placed = db.placed(relation, full)  # as the template's own round was
     except Exception:  # noqa: BLE001 - Spark would not take the plan back: plan from SQL
         placed = False
     if not placed:
         del db.templates[key]
         return None
-    new = Metrics(db.spark, name)
-    new.source = full
-    if placed_name is not None:
-        new.placed = Metrics(db.spark, placed_name)
-        new.placed.source = full
-    return DataFrame(full, db.spark), new
+    if db.options.reuse_plans == "executed":  # planned and placed: rerun it from now on
+        kept.executed = jvm.executed(db.spark, full, versions, db.whole_stage_now)
+    return DataFrame(full, db.spark), _metrics(db, kept, source=full), None
+
+
+def _metrics(db: Database, kept: _Kept, source: Any = None, plan: Any = None) -> Metrics:
+    """The metrics of a version planned from ``kept``, read off ``source`` or ``plan``."""
+    new = Metrics(db.spark, kept.name)
+    new.source, new.plan = source, plan
+    if kept.placed_name is not None:
+        new.placed = Metrics(db.spark, kept.placed_name)
+        new.placed.source, new.placed.plan = source, plan
+    return new
 
 
 def _choose_codegen(db: Database, sp: StratumPlan, kernels: tuple[Kernel, ...]) -> None:
@@ -933,7 +987,7 @@ def _record_step(db: Database, sp: StratumPlan, step: _Step, stats: Stats, itera
     # a round whose placement was restored has a second home Exchange above the first
     hint = db.exchanges if step.new.placed is None else None
     stats.add(**_record(db, sp, step.relation, iteration, new_rows,
-                        derivations(step.new.source, hint, key) if step.derives else 0),
+                        derivations(step.new.executed(), hint, key) if step.derives else 0),
               seconds=seconds, spark_jobs=jobs)
 
 
@@ -947,7 +1001,7 @@ def _derive(db: Database, relation: str, kernels: list[Kernel]) -> DataFrame:
     return DataFrame(db.spark._jsparkSession.sql(sql), db.spark)
 
 
-def derivations(executed: Any, hint: dict[str, int] | None = None, key: str = "") -> int:
+def derivations(plan: Any, hint: dict[str, int] | None = None, key: str = "") -> int:
     """Tuples the round derived before deduplication: the rows its home Exchange wrote.
 
     Read off the SQL metric of the one REPARTITION_BY_NUM Exchange in the plan that ran (a
@@ -958,7 +1012,6 @@ def derivations(executed: Any, hint: dict[str, int] | None = None, key: str = ""
     Every loop round of a stratum has the same plan, so the Exchange's position found once
     is kept in ``hint[key]`` and checked, not searched for, in the rounds after.
     """
-    plan = executed.queryExecution().executedPlan()
     if hint is not None and key in hint:
         node = plan.p(hint[key])
         if node is not None and _is_home_exchange(node):

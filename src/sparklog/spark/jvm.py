@@ -90,6 +90,7 @@ class Template:
     # (leaf, relation, the leaf's copy arguments): every leaf that reads a version of a
     # relation that the rounds replace
     leaves: list[tuple[Any, str, tuple[Any, ...]]]
+    nothing: Any  # scala.None
 
 
 def template(spark: SparkSession, df: DataFrame, versions: dict[str, Any]) -> Template:
@@ -118,7 +119,7 @@ def template(spark: SparkSession, df: DataFrame, versions: dict[str, Any]) -> Te
         leaves.append((leaf, relation, (leaf.output(), leaf.outputPartitioning(),
                                         leaf.outputOrdering(), leaf.isStreaming(),
                                         leaf.stream(), args.apply(0), args.apply(3))))
-    return Template(plan, leaves)
+    return Template(plan, leaves, _nothing(spark))
 
 
 def replan(spark: SparkSession, template: Template, versions: dict[str, Any]) -> DataFrame:
@@ -132,7 +133,7 @@ def replan(spark: SparkSession, template: Template, versions: dict[str, Any]) ->
     estimate (see :func:`without_estimates`). One JVM call per leaf and three more,
     where parsing and analyzing the round's SQL and building its insert takes dozens.
     """
-    nothing = _nothing(spark)
+    nothing = template.nothing
     swap = jclass(spark, "java.util.HashMap")()
     for leaf, relation, (output, partitioning, ordering, streaming, stream, session,
                          checkpointed) in template.leaves:
@@ -141,3 +142,91 @@ def replan(spark: SparkSession, template: Template, versions: dict[str, Any]) ->
     # a Scala Map is a PartialFunction: defined on the old leaves, which it maps to new ones
     rule = jclass(spark, "org.apache.spark.api.python.PythonUtils").toScalaMap(swap)
     return _of_rows(spark, template.plan.transformUp(rule))
+
+
+# Operators a rerun plan must not hold: each refers to a plan or a result outside its
+# children (a reused exchange points at another exchange; a subquery or a broadcast keeps
+# the result of its first execution), which swapping leaves would not reach.
+_NOT_RERUNNABLE = ("ReusedExchange", "ReusedSubquery", "Subquery", "BroadcastExchange",
+                   "AdaptiveSparkPlan", "InMemoryTableScan")
+
+
+@dataclass
+class Executed:
+    """The executed physical plan of one loop round's version of a relation, kept to run
+    the next rounds over other versions without planning them (see :func:`rerun`)."""
+
+    plan: Any  # the SparkPlan
+    # (leaf, relation, the leaf's copy arguments but its RDD): every scan of a version of
+    # a relation that the rounds replace
+    leaves: list[tuple[Any, str, tuple[Any, ...]]]
+    top: tuple[Any, Any, Any]  # the plan's output, partitioning and ordering
+    whole_stage: str  # spark.sql.codegen.wholeStage when it was planned
+    session: Any
+    nothing: Any  # scala.None
+
+
+def executed(spark: SparkSession, jdf: Any, versions: dict[str, Any], whole_stage: str
+             ) -> Executed | None:
+    """The executed plan of ``jdf`` (a planned JVM Dataset) with its scans of ``versions``
+    (relation -> RDD) found once; None when the plan holds an operator that a rerun would
+    not renew (see _NOT_RERUNNABLE)."""
+    plan = jdf.queryExecution().executedPlan()
+    text = plan.treeString()
+    if any(name in text for name in _NOT_RERUNNABLE):
+        return None
+    relation_of = {rdd.id(): relation for relation, rdd in versions.items()}
+    leaves = []
+    found = plan.collectLeaves()
+    for i in range(found.size()):
+        leaf = found.apply(i)
+        if leaf.getClass().getSimpleName() != "RDDScanExec":
+            continue
+        relation = relation_of.get(leaf.rdd().id())
+        if relation is not None:
+            leaves.append((leaf, relation, (leaf.output(), leaf.name(),
+                                            leaf.outputPartitioning(), leaf.outputOrdering(),
+                                            leaf.stream())))
+    if not leaves:
+        return None
+    return Executed(plan, leaves, (plan.output(), plan.outputPartitioning(),
+                                   plan.outputOrdering()),
+                    whole_stage, spark._jsparkSession, _nothing(spark))
+
+
+def swapped(spark: SparkSession, kept: Executed, versions: dict[str, Any]) -> Any:
+    """The kept plan over other versions (relation -> RDD): a SparkPlan to run with
+    :func:`frame` (its metrics are read off it).
+
+    Each scan of a version is replaced by a scan of the new version's RDD with the old
+    scan's attributes, partitioning and ordering. ``transformUp`` copies every operator
+    above a replaced scan, so each of those starts without the state of its first
+    execution (shuffle dependencies, metrics, observed aggregates); operators above no
+    replaced scan are shared with the kept plan and read what they read before (a lower
+    stratum's relation: its shuffle output is reused, not written again). No parsing,
+    analysis, optimization or physical planning of the round's rules: a few JVM calls.
+    """
+    swap = jclass(spark, "java.util.HashMap")()
+    for leaf, relation, (output, name, partitioning, ordering, stream) in kept.leaves:
+        swap.put(leaf, leaf.copy(output, versions[relation], name, partitioning, ordering,
+                                 stream))
+    rule = jclass(spark, "org.apache.spark.api.python.PythonUtils").toScalaMap(swap)
+    return kept.plan.transformUp(rule)
+
+
+def frame(spark: SparkSession, kept: Executed, plan: Any) -> DataFrame:
+    """A DataFrame over the RDD of a swapped plan, with the plan's partitioning and no
+    size estimate; to be checkpointed like any planned version (the checkpoint copies the
+    rows, which the plan's operators reuse). Builds the plan's RDDs (``execute``), which
+    keep the partitions of the versions it reads: call it only once those are stored."""
+    output, partitioning, ordering = kept.top
+    scan = jclass(spark, "org.apache.spark.sql.execution.LogicalRDD")(
+        output, plan.execute(), partitioning, ordering, False, kept.nothing, kept.session,
+        kept.nothing, kept.nothing, False)
+    return _of_rows(spark, scan)
+
+
+def observed(spark: SparkSession, plan: Any) -> Any:
+    """The observed metrics (name -> Row) of an executed SparkPlan's CollectMetrics."""
+    return getattr(jclass(spark, "org.apache.spark.sql.execution.CollectMetricsExec$"),
+                   "MODULE$").collect(plan)
