@@ -154,7 +154,7 @@ _NOT_RERUNNABLE = ("ReusedExchange", "ReusedSubquery", "Subquery", "BroadcastExc
 @dataclass
 class Executed:
     """The executed physical plan of one loop round's version of a relation, kept to run
-    the next rounds over other versions without planning them (see :func:`rerun`)."""
+    the next rounds over other versions without planning them (see :func:`swapped`)."""
 
     plan: Any  # the SparkPlan
     # (leaf, relation, the leaf's copy arguments but its RDD): every scan of a version of
