@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+import sparklog
+
 from sparklog import cli
 from sparklog.cli import main
 from sparklog.errors import OutputError, SparklogError, UsageError
@@ -220,6 +222,19 @@ def test_conf_errors_exit_2(tc_dir, capsys):
     for bad in ["novalue", "=x"]:
         code, err = run(capsys, "run", str(tc_dir / "tc.dl"), "--conf", bad)
         assert (code, first_line(err)) == (2, f"error: --conf expects KEY=VALUE, got {bad!r}")
+
+
+def test_plan_reuse_modes(tc_dir, capsys):
+    parse = cli._parser().parse_args
+    program = str(tc_dir / "tc.dl")
+    assert parse(["run", program]).reuse_plans == "executed"
+    assert parse(["run", program, "--plan-reuse", "optimized"]).reuse_plans == "optimized"
+    assert parse(["run", program, "--no-plan-reuse"]).reuse_plans == "off"
+    with pytest.raises(SystemExit) as exited:
+        parse(["run", program, "--plan-reuse", "sometimes"])
+    assert exited.value.code == 2 and "invalid choice: 'sometimes'" in capsys.readouterr().err
+    with pytest.raises(UsageError, match="reuse_plans must be one of executed, optimized, off"):
+        sparklog.Engine(reuse_plans="sometimes")
 
 
 # ------------------------------------------------------------------ noise
