@@ -105,21 +105,28 @@ def template(spark: SparkSession, df: DataFrame, versions: dict[str, Any]) -> Te
     analyzer gave the second one fresh attribute ids, and each keeps its own.
     """
     plan = df._jdf.queryExecution().optimizedPlan()
-    relation_of = {rdd.id(): relation for relation, rdd in versions.items()}
     leaves = []
-    found = plan.collectLeaves()
-    for i in range(found.size()):
-        leaf = found.apply(i)
-        if leaf.getClass().getSimpleName() != "LogicalRDD":
-            continue
-        relation = relation_of.get(leaf.rdd().id())
-        if relation is None:
-            continue  # a version no round replaces (a lower stratum's, an input)
+    for leaf, relation in _reading(plan, "LogicalRDD", versions):
         args = leaf.otherCopyArgs()
         leaves.append((leaf, relation, (leaf.output(), leaf.outputPartitioning(),
                                         leaf.outputOrdering(), leaf.isStreaming(),
                                         leaf.stream(), args.apply(0), args.apply(3))))
     return Template(plan, leaves, _nothing(spark))
+
+
+def _reading(plan: Any, kind: str, versions: dict[str, Any]) -> list[tuple[Any, str]]:
+    """(leaf, relation) for every leaf of class ``kind`` that reads one of ``versions``
+    (relation -> RDD); a version no round replaces (a lower stratum's, an input) is
+    skipped."""
+    relation_of = {rdd.id(): relation for relation, rdd in versions.items()}
+    found, out = plan.collectLeaves(), []
+    for i in range(found.size()):
+        leaf = found.apply(i)
+        if leaf.getClass().getSimpleName() == kind:
+            relation = relation_of.get(leaf.rdd().id())
+            if relation is not None:
+                out.append((leaf, relation))
+    return out
 
 
 def replan(spark: SparkSession, template: Template, versions: dict[str, Any]) -> DataFrame:
@@ -175,18 +182,9 @@ def executed(spark: SparkSession, jdf: Any, versions: dict[str, Any], whole_stag
     text = plan.treeString()
     if any(name in text for name in _NOT_RERUNNABLE):
         return None
-    relation_of = {rdd.id(): relation for relation, rdd in versions.items()}
-    leaves = []
-    found = plan.collectLeaves()
-    for i in range(found.size()):
-        leaf = found.apply(i)
-        if leaf.getClass().getSimpleName() != "RDDScanExec":
-            continue
-        relation = relation_of.get(leaf.rdd().id())
-        if relation is not None:
-            leaves.append((leaf, relation, (leaf.output(), leaf.name(),
-                                            leaf.outputPartitioning(), leaf.outputOrdering(),
-                                            leaf.stream())))
+    leaves = [(leaf, relation, (leaf.output(), leaf.name(), leaf.outputPartitioning(),
+                                leaf.outputOrdering(), leaf.stream()))
+              for leaf, relation in _reading(plan, "RDDScanExec", versions)]
     if not leaves:
         return None
     return Executed(plan, leaves, (plan.output(), plan.outputPartitioning(),
