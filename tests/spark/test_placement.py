@@ -62,6 +62,17 @@ def test_agrees_with_reference(engine, text):
         assert rows(result[decl.name]) == expected[decl.name], decl.name
 
 
+@pytest.mark.parametrize("text", [ADD, SHAPES], ids=["add", "shapes"])
+def test_one_partition(spark, text):
+    """Spark plans a repartition into one partition as SinglePartition, not as a hash
+    partitioning: the placement check must take it (it failed an assertion)."""
+    program, result = _run(sparklog.Engine(spark=spark, partitions=1), text)
+    expected = reference.evaluate(program.ast)
+    for decl in program.ast.decls:
+        assert rows(result[decl.name]) == expected[decl.name], decl.name
+        assert result[decl.name].rdd.getNumPartitions() == 1
+
+
 def test_add_reaches_every_sum(engine):
     _, result = _run(engine, ADD)
     assert rows(result["add"]) == {(a, b, a + b) for a in range(7) for b in range(7)

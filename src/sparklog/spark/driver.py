@@ -372,6 +372,8 @@ class Database:
         partitions past P escape the per-partition counts. One string from the JVM.
         """
         text = jdf.queryExecution().executedPlan().outputPartitioning().toString()
+        if text == "SinglePartition":  # what Spark makes of a repartition into one
+            return self.options.partitions == 1
         match = re.fullmatch(r"hashpartitioning\((.*), (\d+)\)", text)
         if match is None or int(match.group(2)) != self.options.partitions:
             return False
