@@ -120,7 +120,8 @@ class Engine:
             program = Program.from_text(program)
         previous = session.apply_required(self.spark)
         db = Database(self.spark, program.plan, self.options, sources=program.sources,
-                      whole_stage=previous[session.WHOLE_STAGE] or "true")
+                      whole_stage=previous[session.WHOLE_STAGE] or "true",
+                      factory_mode=previous[session.FACTORY_MODE] or "FALLBACK")
         stats = Stats(on_record=self.on_record)
         from py4j.protocol import Py4JError
         from pyspark.errors import PySparkException

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import secrets
 
 import pytest
 
@@ -274,6 +275,8 @@ def test_whole_stage_codegen_only_for_rounds_over_codegen_rows(spark, tmp_path, 
         if sp.stratum.recursive and kernels == sp.loop:
             chosen.append((db.sizes.get("edge", 0) + db.sizes.get("tc", 0),
                            spark.conf.get("spark.sql.codegen.wholeStage")))
+            factory = spark.conf.get("spark.sql.codegen.factoryMode")
+            assert factory == ("FALLBACK" if chosen[-1][1] == "true" else "NO_CODEGEN")
 
     monkeypatch.setattr(driver, "_choose_codegen", record)
     spark.conf.set("spark.sql.codegen.wholeStage", "true")
@@ -284,8 +287,35 @@ def test_whole_stage_codegen_only_for_rounds_over_codegen_rows(spark, tmp_path, 
         assert all((rows >= 40) == (on == "true") for rows, on in chosen), chosen
         assert {on for _, on in chosen} == {"true", "false"}, chosen  # both kinds of round
         assert spark.conf.get("spark.sql.codegen.wholeStage") == "true"  # restored
+        assert spark.conf.get("spark.sql.codegen.factoryMode") == "FALLBACK"
     finally:
         spark.conf.unset("spark.sql.codegen.wholeStage")
+
+
+def _generated_sources(spark) -> int:
+    """How many Java sources Spark has compiled in this JVM (a cache miss each)."""
+    metrics = spark.sparkContext._jvm.org.apache.spark.metrics.source.CodegenMetrics
+    return metrics.METRIC_SOURCE_CODE_SIZE().getCount()
+
+
+@pytest.mark.parametrize("codegen_rows", [None, 0], ids=["small rounds", "code generation"])
+def test_small_rounds_generate_no_code_in_any_task(spark, codegen_rows):
+    """Rounds under codegen_rows rows evaluate projections and orderings interpreted, in
+    both stages of their jobs (the shuffle's map tasks see the setting only as a local
+    property of the job). A constant no earlier run used makes any generated projection
+    new Java, which Spark would compile (and count)."""
+    bound = 500 + secrets.randbelow(10**6)
+    program = f"""
+.decl c(x:number, y:number)
+c(0, {bound}).
+c(x + 1, y - {bound % 97 + 1}) :- c(x, y), x < 12.
+.output c
+"""
+    before = _generated_sources(spark)
+    engine = sparklog.Engine(spark=spark, partitions=2, codegen_rows=codegen_rows)
+    assert engine.run(program).size("c") == 13
+    compiled = _generated_sources(spark) - before
+    assert (compiled == 0) == (codegen_rows is None), compiled
 
 
 STRATA = """

@@ -33,6 +33,19 @@ def test_round_lineage_stays_constant(spark, mode):
     # each job reaches the same RDDs and ships partitions of the same size
     assert {t["rdds"] for t in trace[3:]} == {trace[3]["rdds"]}, trace
     assert max(t["partition_bytes"] for t in trace[3:]) <= trace[3]["partition_bytes"] + 200
+    # from the third round on the executed plan reruns over the stored blocks of c (its
+    # two scans, of the delta and of full, read one version): its RDDs were built before
+    # the job that stores them ran, in the pipelined mode, and reach no earlier version
+    assert [t["blocks"] for t in trace[2:]] == [1] * (len(trace) - 2), trace
+
+
+def test_only_reruns_read_stored_blocks(spark):
+    """Rounds planned anew (here: from the optimized plan) read the versions' RDDs."""
+    engine = sparklog.Engine(spark=spark, partitions=2, trace_lineage=True,
+                             reuse_plans="optimized")
+    result = engine.run(COUNTER)
+    assert result.size("c") == 61
+    assert {t["blocks"] for t in result.lineage} == {0}, result.lineage
 
 
 def test_reliable_checkpoints_cut_lineage_too(spark, tmp_path):

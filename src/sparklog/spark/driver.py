@@ -40,7 +40,7 @@ from sparklog.spark.jvm import cached_rdds as _cached_rdds
 from sparklog.spark.jvm import jclass as _jclass
 from sparklog.spark.jvm import stored_rdd as _stored_rdd
 from sparklog.spark.jvm import without_estimates as _without_estimates
-from sparklog.spark.session import WHOLE_STAGE
+from sparklog.spark.session import FACTORY_MODE, WHOLE_STAGE
 from sparklog.spark.translate import (IT, NEWEST, OLDER, SB, creates_symbols, kernel_sql,
                                       kernel_symbols, sub_bucket)
 
@@ -183,8 +183,11 @@ class Database:
     sources: dict[str, str] = field(default_factory=dict)  # program text, for diagnostics
     exchanges: dict[str, int] = field(default_factory=dict)  # see derivations()
     whole_stage: str = "true"  # the session's own spark.sql.codegen.wholeStage
+    factory_mode: str = "FALLBACK"  # and its own spark.sql.codegen.factoryMode
     lineage: list[dict[str, int]] | None = None  # see Options.trace_lineage
     _whole_stage_set: str | None = None  # what this run last set it to
+    _factory_set: str | None = None  # the same
+    job_factory: str | None = None  # FACTORY_MODE as the worker thread's jobs see it
     _tracker: Any = None  # see tracker()
     _worker: _Worker | None = None  # see worker()
     _viewed: dict[str, DataFrame] = field(default_factory=dict)  # see view()
@@ -211,6 +214,7 @@ class Database:
         if self._worker is not None:
             self._worker.stop()
             self._worker = None
+            self.job_factory = None
 
     # -- translate.Store -------------------------------------------------------------
     def view(self, relation: str) -> str:
@@ -408,28 +412,38 @@ class Database:
         return previous
 
     def use_codegen(self, rows: int) -> None:
-        """Whole-stage code generation for what is planned next only over many ``rows``.
+        """Code generation for what is planned next only over many ``rows``.
 
-        Generating a stage's Java, looking up its compiled class, and cleaning and shipping
-        the closure that runs it are fixed costs per stage and round, paid on the driver
-        before any tuple moves. A JFR profile of a tree(12) run put a fifth of the driver's
-        samples in that cleaning and a tenth in generating code, and rounds over a few
-        thousand tuples ran 0.92x as long without it (paired runs, 2-core machine). Over
-        millions of rows the measurements here were mixed (Lederberg: 0.76x without it in
-        one set of runs, 1.27x in another), so rounds over at least ``codegen_rows`` rows
-        keep the session's setting. The setting is restored after the run; a session that
-        turned it off keeps it off.
+        Over few rows, generating Java costs more than it saves: whole-stage code
+        generation writes, looks up and ships a stage's code every round, and without it
+        every task still generates the code of each projection and ordering it makes
+        (compiled once, but written and looked up every time). So rounds under
+        ``codegen_rows`` rows plan without whole-stage code generation and run with
+        interpreted projections (FACTORY_MODE: the session's setting here, the jobs'
+        local property in :func:`_compute`); larger rounds keep the session's settings.
+        benchmarks/results/programs.md measures both. The settings are restored after
+        the run; a session that turned code generation off keeps it off.
         """
         threshold = self.options.codegen_rows
-        wanted = self.whole_stage if threshold is not None and rows >= threshold else "false"
-        if wanted != self._whole_stage_set:
-            self.spark.conf.set(WHOLE_STAGE, wanted)
-            self._whole_stage_set = wanted
+        large = threshold is not None and rows >= threshold
+        whole_stage = self.whole_stage if large else "false"
+        factory = self.factory_mode if large else "NO_CODEGEN"
+        if whole_stage != self._whole_stage_set:
+            self.spark.conf.set(WHOLE_STAGE, whole_stage)
+            self._whole_stage_set = whole_stage
+        if factory != self._factory_set:
+            self.spark.conf.set(FACTORY_MODE, factory)
+            self._factory_set = factory
 
     @property
     def whole_stage_now(self) -> str:
         """spark.sql.codegen.wholeStage as the next plan will see it."""
         return self._whole_stage_set or self.whole_stage
+
+    @property
+    def factory_now(self) -> str:
+        """spark.sql.codegen.factoryMode as the next plan's tasks should see it."""
+        return self._factory_set or self.factory_mode
 
     # -- deferred versions -----------------------------------------------------------
     def defer(self, df: DataFrame, settle: Callable[[], list[Any]]) -> None:
@@ -580,7 +594,10 @@ def _loop(db: Database, sp: StratumPlan, stats: Stats) -> None:
     let them keep that version's uncut partitions, and through them every earlier
     round's: a chain that grows by one link a round until serializing a task overflows
     the stack of Spark's scheduler thread. Hence the RDDs of round k+1 are built only
-    after round k's job (:func:`_mark`); tests/spark/test_lineage.py measures it.
+    after round k's job (:func:`_mark`); tests/spark/test_lineage.py measures it. A
+    rerun of a kept plan over local checkpoints is the exception: it scans the blocks
+    the versions' checkpoints store, not their RDDs, so _plan builds its RDDs at once and
+    only the new-row counts stand between its job and the one before.
 
     A plan that starts jobs while it is prepared (a broadcast, a kernel making symbols)
     is not planned ahead: the jobs of a round that may never run would start early.
@@ -638,25 +655,28 @@ def _starts_jobs(steps: list[_Step]) -> bool:
 
 
 def _mark(db: Database, steps: list[_Step]) -> None:
-    """Checkpoint a planned round's versions lazily: builds their RDDs, runs no job."""
+    """Checkpoint a planned round's versions lazily: builds their RDDs, runs no job. A
+    step marked already (a rerun over the versions' blocks, by _plan) is left as it is."""
     sc = db.spark.sparkContext
     for step in steps:
+        if step.marked:
+            continue
         sc.setJobGroup(step.group, step.description)
         step.full = _checkpoint(_frame(db, step), db.options, eager=False,
                                 estimated=step.rerun is None)
+        step.marked = True
 
 
 def _frame(db: Database, step: _Step) -> DataFrame:
     """The step's planned version; a rerun's RDDs are built now, when the versions it
-    reads are stored (see _loop on building RDDs early)."""
+    reads are stored or it reads their blocks (see _loop on building RDDs early)."""
     return step.full if step.rerun is None else jvm.frame(db.spark, *step.rerun)
 
 
 def _compute(db: Database, steps: list[_Step]) -> None:
     """Run a marked round's jobs: compute and store its lazily checkpointed versions."""
-    sc = db.spark.sparkContext
     for step in steps:
-        sc.setJobGroup(step.group, step.description)
+        _for_job(db, step)
         rdd = _stored_rdd(step.full)
         if rdd is not None:
             if db.lineage is not None:
@@ -666,11 +686,20 @@ def _compute(db: Database, steps: list[_Step]) -> None:
 
 def _store(db: Database, steps: list[_Step]) -> None:
     """Checkpoint a planned round's versions eagerly: its job runs now."""
-    sc = db.spark.sparkContext
     for step in steps:
-        sc.setJobGroup(step.group, step.description)
+        _for_job(db, step)
         step.full = _checkpoint(_frame(db, step), db.options, eager=True,
                                 estimated=step.rerun is None)
+
+
+def _for_job(db: Database, step: _Step) -> None:
+    """The local properties of the step's job, set on the worker thread that runs it:
+    its job group, and how its tasks make projections (Database.use_codegen)."""
+    sc = db.spark.sparkContext
+    sc.setJobGroup(step.group, step.description)
+    if step.factory != db.job_factory:
+        sc.setLocalProperty(FACTORY_MODE, step.factory)
+        db.job_factory = step.factory
 
 
 class _Worker:
@@ -761,20 +790,22 @@ def _progress(tracker: Any) -> tuple[int, int]:
 
 def lineage(spark: SparkSession, rdd: Any) -> dict[str, int]:
     """How much of the past a round's job carries: the RDDs it reaches before a
-    checkpoint, and the largest serialized partition among them (a task ships one).
+    checkpoint, the largest serialized partition among them (a task ships one), and how
+    many of them read stored blocks (jvm.blocks).
 
-    Both stay constant round after round when every version's lineage is cut; a
+    The first two stay constant round after round when every version's lineage is cut; a
     partition that kept references to uncut partitions of earlier versions grows by
     one link per round.
     """
     serialize = _jclass(spark, "org.apache.spark.util.Utils").serialize
     seen: set[int] = set()
-    todo, largest = [rdd], 0
+    todo, largest, blocks = [rdd], 0, 0
     while todo:
         r = todo.pop()
         if r.id() in seen:
             continue
         seen.add(r.id())
+        blocks += r.getClass().getSimpleName() == "BlockRDD"
         partitions = r.partitions()
         if len(partitions):
             largest = max(largest, len(serialize(partitions[0])))
@@ -783,7 +814,7 @@ def lineage(spark: SparkSession, rdd: Any) -> dict[str, int]:
         deps = r.dependencies().iterator()
         while deps.hasNext():
             todo.append(deps.next().rdd())
-    return {"rdds": len(seen), "partition_bytes": largest}
+    return {"rdds": len(seen), "partition_bytes": largest, "blocks": blocks}
 
 
 @dataclass
@@ -798,6 +829,8 @@ class _Step:
     description: str = ""
     # a rerun (jvm.swapped): the kept plan and the swapped one, made a DataFrame by _mark
     rerun: tuple[jvm.Executed, Any] | None = None
+    marked: bool = False  # full is lazily checkpointed (_mark): its RDDs are built
+    factory: str = "FALLBACK"  # FACTORY_MODE for its tasks (Database.use_codegen)
 
 
 @dataclass
@@ -830,12 +863,13 @@ def _plan(db: Database, sp: StratumPlan, kernels: tuple[Kernel, ...]) -> list[_S
         db.options.reuse_plans != "off" and kernels is sp.loop and db.iteration >= 1
         and not any(creates_symbols(k) for k in kernels)) else None
     steps = []
+    scans: dict[str, Any] = {}  # the versions' blocks, made once for every rerun
     for relation in sp.relations:
         mine = [k for k in kernels if k.relation == relation]
         if not mine and relation in db.stored:
             continue
         key = f"{sp.stratum.index}/{relation}"
-        planned = _replan(db, key, relation, versions) if versions else None
+        planned = _replan(db, key, relation, versions, scans) if versions else None
         if planned is not None:
             full, new, rerun = planned
         else:
@@ -847,7 +881,11 @@ def _plan(db: Database, sp: StratumPlan, kernels: tuple[Kernel, ...]) -> list[_S
                                           new.placed.name if new.placed is not None else None)
         group = f"{db.prefix}-s{sp.stratum.index}-i{db.iteration}-{relation}"
         description = f"sparklog stratum {sp.stratum.index} iteration {db.iteration}: {relation}"
-        steps.append(_Step(relation, full, bool(mine), new, group, description, rerun))
+        step = _Step(relation, full, bool(mine), new, group, description, rerun,
+                     factory=db.factory_now)
+        if rerun is not None and scans:
+            _mark(db, [step])  # it reads blocks, not versions: no need to wait for them
+        steps.append(step)
     return steps
 
 
@@ -863,17 +901,26 @@ def _versions(db: Database, sp: StratumPlan) -> dict[str, Any] | None:
     return versions
 
 
-def _replan(db: Database, key: str, relation: str, versions: dict[str, Any]
-            ) -> tuple[DataFrame | None, Metrics, tuple[jvm.Executed, Any] | None] | None:
+def _replan(db: Database, key: str, relation: str, versions: dict[str, Any],
+            scans: dict[str, Any]) -> tuple[DataFrame | None, Metrics,
+                                             tuple[jvm.Executed, Any] | None] | None:
     """The relation's new version planned from what was kept of the stratum's first loop
     round (for a rerun: None, and the plans _mark makes it from); None if nothing was
-    kept."""
+    kept.
+
+    With local checkpoints a rerun scans the blocks each version's checkpoint stores
+    (jvm.blocks; made into ``scans`` once per round), not the versions' RDDs: its RDDs can
+    then be built while the job that stores those blocks still runs (see _loop).
+    """
     kept = db.templates.get(key)
     if kept is None:
         return None
     if kept.executed is not None and kept.executed.whole_stage == db.whole_stage_now:
         try:
-            plan = jvm.swapped(db.spark, kept.executed, versions)
+            if not scans and db.options.checkpoint == "local":
+                scans.update({r: jvm.blocks(db.spark, kept.executed, rdd, db.options.partitions)
+                              for r, rdd in versions.items()})
+            plan = jvm.swapped(db.spark, kept.executed, scans or versions)
         except Exception:  # noqa: BLE001 - Spark would not take it: re-plan it
             kept.executed = None
         else:

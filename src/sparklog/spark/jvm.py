@@ -171,6 +171,7 @@ class Executed:
     whole_stage: str  # spark.sql.codegen.wholeStage when it was planned
     session: Any
     nothing: Any  # scala.None
+    tag: Any  # the ClassTag of the rows a scan reads (for :func:`blocks`)
 
 
 def executed(spark: SparkSession, jdf: Any, versions: dict[str, Any], whole_stage: str
@@ -189,7 +190,8 @@ def executed(spark: SparkSession, jdf: Any, versions: dict[str, Any], whole_stag
         return None
     return Executed(plan, leaves, (plan.output(), plan.outputPartitioning(),
                                    plan.outputOrdering()),
-                    whole_stage, spark._jsparkSession, _nothing(spark))
+                    whole_stage, spark._jsparkSession, _nothing(spark),
+                    leaves[0][0].rdd().elementClassTag())
 
 
 def swapped(spark: SparkSession, kept: Executed, versions: dict[str, Any]) -> Any:
@@ -212,11 +214,31 @@ def swapped(spark: SparkSession, kept: Executed, versions: dict[str, Any]) -> An
     return kept.plan.transformUp(rule)
 
 
+def blocks(spark: SparkSession, kept: Executed, rdd: Any, partitions: int) -> Any:
+    """An RDD that reads the blocks a local checkpoint of ``rdd`` stores (one per
+    partition, in partition order), whether or not its job has stored them yet.
+
+    A scan of it keeps nothing of ``rdd``: its partitions name block ids, not ``rdd``'s
+    partitions. So a rerun can build its RDDs while the job that stores the versions it
+    reads still runs (see :func:`frame`). The blocks are those the checkpoint keeps
+    (``rdd_<id>_<partition>``, what Spark's LocalCheckpointRDD reads too); a task that
+    finds one missing fails, as a lost local checkpoint does.
+    """
+    block_id = jclass(spark, "org.apache.spark.storage.BlockId")
+    rdd_block = jclass(spark, "org.apache.spark.storage.RDDBlockId")
+    ids, rdd_id = spark.sparkContext._gateway.new_array(block_id, partitions), rdd.id()
+    for i in range(partitions):
+        ids[i] = rdd_block(rdd_id, i)
+    return jclass(spark, "org.apache.spark.rdd.BlockRDD")(
+        spark.sparkContext._jsc.sc(), ids, kept.tag)
+
+
 def frame(spark: SparkSession, kept: Executed, plan: Any) -> DataFrame:
     """A DataFrame over the RDD of a swapped plan, with the plan's partitioning and no
     size estimate; to be checkpointed like any planned version (the checkpoint copies the
     rows, which the plan's operators reuse). Builds the plan's RDDs (``execute``), which
-    keep the partitions of the versions it reads: call it only once those are stored."""
+    keep the partitions of the versions it reads: call it only once those are stored, or
+    over scans of their :func:`blocks`."""
     output, partitioning, ordering = kept.top
     scan = jclass(spark, "org.apache.spark.sql.execution.LogicalRDD")(
         output, plan.execute(), partitioning, ordering, False, kept.nothing, kept.session,

@@ -40,7 +40,13 @@ REQUIRED_CONF = {
 }
 # Settings a run switches round by round (driver.Database.use_codegen); saved and restored.
 WHOLE_STAGE = "spark.sql.codegen.wholeStage"
-SWITCHED_CONF = (WHOLE_STAGE,)
+# Whether a task generates Java for each projection and ordering it makes (FALLBACK, the
+# default) or evaluates them interpreted (NO_CODEGEN). An internal setting of Spark's
+# (SQLConf.CODEGEN_FACTORY_MODE), read where each object is made: on the driver from the
+# session, in a task from its job's local properties; tests/spark/test_driver.py checks
+# that it reaches a round's tasks.
+FACTORY_MODE = "spark.sql.codegen.factoryMode"
+SWITCHED_CONF = (WHOLE_STAGE, FACTORY_MODE)
 
 
 def java_problem() -> str | None:
