@@ -10,6 +10,9 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+# No test writes or maps the user's class archive (spark/archive.py); the tests of the
+# archive choose their own folder.
+os.environ["SPARKLOG_CACHE_DIR"] = "off"
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 

@@ -246,7 +246,10 @@ def _run(args) -> int:
     _check_paths(program, args)
     progress = Progress(enabled=not args.quiet and sys.stderr.isatty(), verbose=args.verbose)
     with progress:
-        engine = Engine(master=args.master, partitions=args.partitions, conf=conf,
+        # the first run on a machine has its JVM write the class archive that later
+        # ones map (spark/archive.py); it is kept once the JVM has exited (session.end)
+        spark = session.start(args.master, args.partitions, conf, write_archive=True)
+        engine = Engine(spark, partitions=args.partitions,
                         checkpoint="reliable" if args.checkpoint_dir else "local",
                         checkpoint_dir=args.checkpoint_dir, deferred=args.deferred,
                         pipelined=args.pipelined, reuse_plans=args.reuse_plans,
@@ -260,6 +263,10 @@ def _run(args) -> int:
     if args.verbose:
         for r in result.stats:
             print(json.dumps(r), file=sys.stderr)
+    if session.writes_archive() and progress.enabled:
+        print("sparklog: saving Spark's classes for faster starts (once per machine)",
+              file=sys.stderr)
+    session.end(engine.spark)
     return 0
 
 

@@ -11,9 +11,11 @@ import subprocess
 import threading
 import warnings
 from importlib.resources import files
+from typing import Any
 from urllib.parse import urlsplit
 
 from sparklog.errors import SparklogError, UsageError
+from sparklog.spark import archive
 
 # Settings every sparklog run needs, applied to the caller's session too.
 # - AQE would coalesce shuffle partitions and undo the co-partitioning of stored relations.
@@ -51,23 +53,30 @@ SWITCHED_CONF = (WHOLE_STAGE, FACTORY_MODE)
 
 def java_problem() -> str | None:
     """None if a Java 17+ runtime is reachable, else what to do about it."""
+    return _java()[1]
+
+
+def _java() -> tuple[str, str | None]:
+    """(what ``java -version`` says, None) if a Java 17+ runtime is reachable, else
+    ("", what to do about it)."""
     java = os.path.join(os.environ["JAVA_HOME"], "bin", "java") if os.environ.get("JAVA_HOME") \
         else shutil.which("java")
     fix = ("sparklog runs Spark, which needs Java 17 or newer. Install it (Debian/Ubuntu: "
            "'sudo apt-get install openjdk-17-jre-headless'; macOS: 'brew install openjdk@17') "
            "or set JAVA_HOME to a Java 17 installation.")
     if not java or not os.path.exists(java):
-        return f"Java not found. {fix}"
+        return "", f"Java not found. {fix}"
     try:
         out = subprocess.run([java, "-version"], capture_output=True, text=True, timeout=30)
     except OSError as exc:
-        return f"cannot run {java}: {exc}. {fix}"
-    first = (out.stderr or out.stdout).splitlines()[0] if (out.stderr or out.stdout) else ""
+        return "", f"cannot run {java}: {exc}. {fix}"
+    said = out.stderr or out.stdout
+    first = said.splitlines()[0] if said else ""
     version = first.split('"')[1] if '"' in first else ""
     major = version.split(".")[0] if not version.startswith("1.") else "8"
     if major.isdigit() and int(major) < 17:
-        return f"Java {version} found at {java}, but Spark 4 needs 17 or newer. {fix}"
-    return None
+        return "", f"Java {version} found at {java}, but Spark 4 needs 17 or newer. {fix}"
+    return f"{os.path.realpath(java)}\n{said}", None
 
 
 def default_conf(master: str, partitions: int | None) -> dict[str, str]:
@@ -103,33 +112,74 @@ def _memory_gib() -> int:
 
 
 def start(master: str = "local[*]", partitions: int | None = None,
-          conf: dict[str, str] | None = None):
+          conf: dict[str, str] | None = None, write_archive: bool = False):
     """Start (or join) a SparkSession with sparklog's defaults and quiet logs.
 
     Problems found before the JVM starts (no Java, a malformed or unreachable master)
-    are reported at once, not after Spark's own retries.
+    are reported at once, not after Spark's own retries. A JVM started here maps the
+    class archive (archive.py) if there is one; with ``write_archive`` and none yet, it
+    writes one when it exits, which the caller keeps with :func:`end`.
     """
     settings = {**default_conf(master, partitions), **(conf or {})}
     check_master(settings["spark.master"])
-    problem = java_problem()
+    java, problem = _java()
     if problem:
         raise UsageError(problem)
     check_reachable(settings["spark.master"])
+    from pyspark import SparkContext
     from pyspark.sql import SparkSession
 
     _ignore_pyspark_warnings()
     log4j = files("sparklog.spark").joinpath("conf/log4j2.properties")
     java_opts = f"-Dlog4j2.configurationFile=file:{log4j}"
-    settings["spark.driver.extraJavaOptions"] = (
-        java_opts + " " + settings.get("spark.driver.extraJavaOptions", "")).strip()
+    callers = settings.get("spark.driver.extraJavaOptions", "")
+    chosen = None
+    if SparkContext._gateway is None and "PYSPARK_GATEWAY_PORT" not in os.environ:
+        chosen = archive.choose(java, callers, write_archive)  # a JVM starts here
+    if chosen is not None:
+        java_opts += " " + chosen.java_options()
+    settings["spark.driver.extraJavaOptions"] = (java_opts + " " + callers).strip()
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     gateway = _launch_gateway(settings)
+    if gateway is not None and chosen is not None and chosen.writing is not None:
+        _WRITING.append((gateway, chosen))
     builder = SparkSession.builder
     for key, value in settings.items():
         builder = builder.config(key, value)
     spark = _get_or_create(builder, settings["spark.master"], gateway)
     quiet(spark)
     return spark
+
+
+# A JVM started here that writes the class archive at its exit, with that archive.
+_WRITING: list[tuple[Any, archive.Archive]] = []
+ARCHIVE_SECONDS = 120.0  # how long end() waits for the JVM to write it
+
+
+def writes_archive() -> bool:
+    """Whether the JVM started here writes the class archive when it ends."""
+    return bool(_WRITING)
+
+
+def end(spark) -> None:
+    """Stop Spark; if its JVM writes the class archive, let it exit, wait, keep it.
+
+    The JVM pyspark starts exits when its standard input closes; it writes the archive on
+    the way out (a second or two, once per machine). A JVM that does not exit in time, or
+    not cleanly, leaves no archive.
+    """
+    if not _WRITING:
+        return
+    gateway, chosen = _WRITING.pop()
+    spark.stop()
+    proc = gateway.proc
+    try:
+        proc.stdin.close()
+        code = proc.wait(timeout=ARCHIVE_SECONDS)
+    except (OSError, subprocess.TimeoutExpired):
+        proc.kill()
+        code = None
+    archive.keep(chosen, code)
 
 
 # ---------------------------------------------------------------------------------------
