@@ -141,3 +141,20 @@ def test_no_rerun_of_a_plan_that_reuses_an_exchange(spark):
     versions = {"r": driver._stored_rdd(version)}
     assert jvm.executed(spark, reusing, versions, "false") is None
     assert jvm.executed(spark, counts.union(version)._jdf, versions, "false") is not None
+
+
+@pytest.mark.parametrize("tiny_rows", [10_000, 0], ids=["tiny", "not tiny"])
+def test_tiny_reruns_store_their_versions_serialized(spark, tiny_rows):
+    """A tiny rerun stores its version serialized (jvm.stored: the rows its plan reuses
+    are written out one by one); other rounds store them as row objects. The reference
+    evaluator agrees either way (the programs above run tiny)."""
+    import dataclasses
+
+    engine = sparklog.Engine(spark=spark, partitions=2)
+    engine.options = dataclasses.replace(engine.options, tiny_rows=tiny_rows)
+    program = sparklog.Program.from_text(PROGRAMS["non-linear closure"])
+    result = engine.run(program)
+    expected = reference.evaluate(program.ast)
+    assert rows(result["tc"]) == expected["tc"]
+    level = driver._stored_rdd(result._db.stored["tc"]).getStorageLevel()
+    assert level.deserialized() == (tiny_rows == 0), level.toString()

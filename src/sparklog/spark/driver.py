@@ -71,6 +71,9 @@ class Options:
     # plan of the round before over the new stored versions; "optimized" plans it from
     # the optimized plan of the round before; "off" from the kernels' SQL.
     reuse_plans: str = "executed"
+    # Rounds reading fewer stored rows are tiny: their tasks make projections without
+    # generating code, and a rerun stores its versions serialized (see Database.use_codegen).
+    tiny_rows: int = 10_000
 
     @property
     def defers(self) -> bool:
@@ -188,6 +191,8 @@ class Database:
     _whole_stage_set: str | None = None  # what this run last set it to
     _factory_set: str | None = None  # the same
     job_factory: str | None = None  # FACTORY_MODE as the worker thread's jobs see it
+    _serialized: bool | None = None  # see serialized_reruns
+    tiny: bool = False  # whether the round planned last is tiny (see use_codegen)
     _tracker: Any = None  # see tracker()
     _worker: _Worker | None = None  # see worker()
     _viewed: dict[str, DataFrame] = field(default_factory=dict)  # see view()
@@ -202,6 +207,17 @@ class Database:
         if self._tracker is None:
             self._tracker = self.spark.sparkContext.statusTracker()
         return self._tracker
+
+    @property
+    def serialized_reruns(self) -> bool:
+        """Whether tiny reruns store their versions serialized (jvm.stored), which takes
+        local checkpoints and a session serializer that writes every row whole. Only tiny
+        ones: every round reads the versions back, and Java serialization reset after
+        every row costs far more per row than deserialized storage (README, "Benchmarks")."""
+        if self._serialized is None:
+            self._serialized = (self.options.checkpoint == "local"
+                                and jvm.stores_serialized(self.spark))
+        return self._serialized
 
     def worker(self) -> _Worker:
         """The thread that runs this run's jobs (see _Job), started on first use."""
@@ -418,16 +434,20 @@ class Database:
         generation writes, looks up and ships a stage's code every round, and without it
         every task still generates the code of each projection and ordering it makes
         (compiled once, but written and looked up every time). So rounds under
-        ``codegen_rows`` rows plan without whole-stage code generation and run with
-        interpreted projections (FACTORY_MODE: the session's setting here, the jobs'
-        local property in :func:`_compute`); larger rounds keep the session's settings.
-        benchmarks/results/programs.md measures both. The settings are restored after
-        the run; a session that turned code generation off keeps it off.
+        ``codegen_rows`` rows plan without whole-stage code generation, and tiny rounds
+        (under ``tiny_rows``) also run with interpreted projections (FACTORY_MODE: the
+        session's setting here, the jobs' local property in :func:`_compute`); a tiny
+        rerun also stores its versions serialized (:attr:`serialized_reruns`). Larger
+        rounds keep the session's settings; interpreted projections over many rows cost
+        more than generating their code. benchmarks/results/programs.md measures both.
+        The settings are restored after the run; a session that turned code generation
+        off keeps it off.
         """
         threshold = self.options.codegen_rows
         large = threshold is not None and rows >= threshold
+        self.tiny = not large and rows < self.options.tiny_rows
         whole_stage = self.whole_stage if large else "false"
-        factory = self.factory_mode if large else "NO_CODEGEN"
+        factory = "NO_CODEGEN" if self.tiny else self.factory_mode
         if whole_stage != self._whole_stage_set:
             self.spark.conf.set(WHOLE_STAGE, whole_stage)
             self._whole_stage_set = whole_stage
@@ -662,8 +682,11 @@ def _mark(db: Database, steps: list[_Step]) -> None:
         if step.marked:
             continue
         sc.setJobGroup(step.group, step.description)
-        step.full = _checkpoint(_frame(db, step), db.options, eager=False,
-                                estimated=step.rerun is None)
+        if step.rerun is not None and step.serialized:
+            step.full = jvm.stored(db.spark, *step.rerun)
+        else:
+            step.full = _checkpoint(_frame(db, step), db.options, eager=False,
+                                    estimated=step.rerun is None)
         step.marked = True
 
 
@@ -831,6 +854,7 @@ class _Step:
     rerun: tuple[jvm.Executed, Any] | None = None
     marked: bool = False  # full is lazily checkpointed (_mark): its RDDs are built
     factory: str = "FALLBACK"  # FACTORY_MODE for its tasks (Database.use_codegen)
+    serialized: bool = False  # a tiny rerun, stored serialized (Database.serialized_reruns)
 
 
 @dataclass
@@ -882,7 +906,7 @@ def _plan(db: Database, sp: StratumPlan, kernels: tuple[Kernel, ...]) -> list[_S
         group = f"{db.prefix}-s{sp.stratum.index}-i{db.iteration}-{relation}"
         description = f"sparklog stratum {sp.stratum.index} iteration {db.iteration}: {relation}"
         step = _Step(relation, full, bool(mine), new, group, description, rerun,
-                     factory=db.factory_now)
+                     factory=db.factory_now, serialized=db.tiny and db.serialized_reruns)
         if rerun is not None and scans:
             _mark(db, [step])  # it reads blocks, not versions: no need to wait for them
         steps.append(step)

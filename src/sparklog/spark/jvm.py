@@ -233,6 +233,37 @@ def blocks(spark: SparkSession, kept: Executed, rdd: Any, partitions: int) -> An
         spark.sparkContext._jsc.sc(), ids, kept.tag)
 
 
+def stored(spark: SparkSession, kept: Executed, plan: Any) -> DataFrame:
+    """A swapped plan's rows, to be stored serialized by a local checkpoint: its RDD
+    marked (``persist`` serialized, ``localCheckpoint``), no job run; the first job that
+    computes it stores it (driver._compute). Only where :func:`stores_serialized` holds.
+
+    What :func:`frame` and a Dataset checkpoint do, without their SQL: no analysis,
+    optimization or planning of the checkpoint, no SQL execution, no closure to clean.
+    The plan's operators reuse their row objects, which a deserialized store would keep
+    one reference of for every row; serialized, each row is written out whole (with
+    Java serialization reset after every object, which no back-reference survives).
+    """
+    output, partitioning, ordering = kept.top
+    rdd = plan.execute()
+    level = jclass(spark, "org.apache.spark.storage.StorageLevel").MEMORY_AND_DISK_SER()
+    rdd.persist(level)
+    rdd.localCheckpoint()
+    scan = jclass(spark, "org.apache.spark.sql.execution.LogicalRDD")(
+        output, rdd, partitioning, ordering, False, kept.nothing, kept.session,
+        kept.nothing, kept.nothing, False)
+    return _of_rows(spark, scan)
+
+
+def stores_serialized(spark: SparkSession) -> bool:
+    """Whether the session's serializer writes a reused row object out whole each time:
+    Java serialization (Spark's default) reset after every object."""
+    conf = spark.sparkContext.getConf()
+    return (conf.get("spark.serializer", "org.apache.spark.serializer.JavaSerializer")
+            == "org.apache.spark.serializer.JavaSerializer"
+            and conf.get("spark.serializer.objectStreamReset", "100") == "1")
+
+
 def frame(spark: SparkSession, kept: Executed, plan: Any) -> DataFrame:
     """A DataFrame over the RDD of a swapped plan, with the plan's partitioning and no
     size estimate; to be checkpointed like any planned version (the checkpoint copies the

@@ -98,6 +98,9 @@ def default_conf(master: str, partitions: int | None) -> dict[str, str]:
         # Every checkpoint is a SQL execution, whose start event carries the plan's
         # explain text: "formatted" (Spark's default) about doubles a checkpoint's cost.
         "spark.sql.ui.explainMode": "simple",
+        # Java serialization reset after every object: a rerun stores its rows serialized,
+        # and the row objects its plan reuses must each be written out (jvm.stored)
+        "spark.serializer.objectStreamReset": "1",
         **REQUIRED_CONF,
     }
 
