@@ -104,9 +104,11 @@ class Engine:
         from sparklog.spark.driver import Options
 
         parts = partitions or max(2, self.spark.sparkContext.defaultParallelism)
-        self.options = Options(parts, checkpoint, checkpoint_dir, max_iterations, deferred,
-                               pipelined, codegen_rows, stall_seconds, trace_lineage,
-                               reuse_plans)
+        self.options = Options(partitions=parts, checkpoint=checkpoint,
+                               checkpoint_dir=checkpoint_dir, max_iterations=max_iterations,
+                               deferred=deferred, pipelined=pipelined,
+                               codegen_rows=codegen_rows, stall_seconds=stall_seconds,
+                               trace_lineage=trace_lineage, reuse_plans=reuse_plans)
         self.on_record = on_record
 
     def run(self, program: Program | str, inputs: Mapping[str, Any] | None = None,
