@@ -244,15 +244,10 @@ def stored(spark: SparkSession, kept: Executed, plan: Any) -> DataFrame:
     one reference of for every row; serialized, each row is written out whole (with
     Java serialization reset after every object, which no back-reference survives).
     """
-    output, partitioning, ordering = kept.top
     rdd = plan.execute()
-    level = jclass(spark, "org.apache.spark.storage.StorageLevel").MEMORY_AND_DISK_SER()
-    rdd.persist(level)
+    rdd.persist(jclass(spark, "org.apache.spark.storage.StorageLevel").MEMORY_AND_DISK_SER())
     rdd.localCheckpoint()
-    scan = jclass(spark, "org.apache.spark.sql.execution.LogicalRDD")(
-        output, rdd, partitioning, ordering, False, kept.nothing, kept.session,
-        kept.nothing, kept.nothing, False)
-    return _of_rows(spark, scan)
+    return _over(spark, kept, rdd)
 
 
 def stores_serialized(spark: SparkSession) -> bool:
@@ -270,9 +265,15 @@ def frame(spark: SparkSession, kept: Executed, plan: Any) -> DataFrame:
     rows, which the plan's operators reuse). Builds the plan's RDDs (``execute``), which
     keep the partitions of the versions it reads: call it only once those are stored, or
     over scans of their :func:`blocks`."""
+    return _over(spark, kept, plan.execute())
+
+
+def _over(spark: SparkSession, kept: Executed, rdd: Any) -> DataFrame:
+    """A DataFrame over ``rdd`` (rows of the kept plan) with the plan's output,
+    partitioning and ordering, and no size estimate."""
     output, partitioning, ordering = kept.top
     scan = jclass(spark, "org.apache.spark.sql.execution.LogicalRDD")(
-        output, plan.execute(), partitioning, ordering, False, kept.nothing, kept.session,
+        output, rdd, partitioning, ordering, False, kept.nothing, kept.session,
         kept.nothing, kept.nothing, False)
     return _of_rows(spark, scan)
 
