@@ -16,8 +16,8 @@ from collections.abc import Iterator
 import networkx as nx
 
 from sparklog.syntax.nodes import (
-    Aggregate, Atom, BinOp, BoolLit, Call, Clause, Comparison, Constraint, Float, Literal,
-    Negation, Number, Program, String, Term, UnaryOp, Var, Wildcard,
+    Aggregate, Atom, BinOp, BoolLit, Call, Clause, Comparison, Constraint, Float, HeadAggregate,
+    Literal, Negation, Number, Program, String, Term, UnaryOp, Var, Wildcard,
 )
 
 Binding = dict[str, object]
@@ -309,6 +309,7 @@ class Evaluator:
 
     def __init__(self, program: Program) -> None:
         self.program = program
+        self.lattices = lattices(program)
         self.db: dict[str, set[tuple]] = {}
         self.indexes: dict[tuple[str, tuple[int, ...]], dict[tuple, list[tuple]]] = {}
         self.symbols: dict[str, int] = {}
@@ -375,6 +376,8 @@ class Evaluator:
                 return FUNCTIONS[name](*(self.term(a, binding) for a in args))
             case Aggregate():
                 return self.aggregate(term, binding)
+            case HeadAggregate(_, arg):
+                return self.term(arg, binding)
         raise ValueError(f"cannot evaluate {term!r}")
 
     def ord(self, symbol: str) -> int:
@@ -504,11 +507,38 @@ class Evaluator:
             changed = False
             for relation, rows in derived:
                 table = self.db.setdefault(relation, set())
-                if not rows <= table:
+                if relation in self.lattices:
+                    joined = lattice_join(table | rows, *self.lattices[relation])
+                    changed |= joined != table
+                    self.db[relation] = joined
+                elif not rows <= table:
                     table |= rows
                     changed = True
             if not changed:
                 return
+
+
+def lattices(program: Program) -> dict[str, tuple[int, str]]:
+    """Relation -> (dependent column, "min" or "max") for every $MIN/$MAX head."""
+    out: dict[str, tuple[int, str]] = {}
+    for clause in program.clauses:
+        for i, arg in enumerate(clause.head.args):
+            if isinstance(arg, HeadAggregate):
+                out.setdefault(clause.head.relation, (i, arg.func))
+    return out
+
+
+def lattice_join(rows: set[tuple], column: int, func: str) -> set[tuple]:
+    """One tuple per key (the other columns): the least (min) or greatest (max) value.
+    NaN counts as greater than every float, as Spark orders it."""
+    order = lambda v: (isinstance(v, float) and math.isnan(v), v if v == v else 0)
+    best: dict[tuple, object] = {}
+    for row in rows:
+        key, value = row[:column] + row[column + 1:], row[column]
+        if key not in best or (order(value) < order(best[key]) if func == "min"
+                               else order(value) > order(best[key])):
+            best[key] = value
+    return {key[:column] + (value,) + key[column:] for key, value in best.items()}
 
 
 def _aggregates(clause: Clause) -> Iterator[Aggregate]:
@@ -673,6 +703,8 @@ def evaluate(program: Program,
     relations |= {r for c in program.clauses for r, _ in _dependencies(c)}
     for name in relations:
         ev.db[name] = {_coerce(program, name, row) for row in inputs.get(name, ())}
+        if name in ev.lattices:
+            ev.db[name] = lattice_join(ev.db[name], *ev.lattices[name])
     for stratum in strata(program, relations):
         members = set(stratum)
         ev.run_stratum([c for c in program.clauses if c.head.relation in members])

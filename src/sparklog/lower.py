@@ -117,7 +117,8 @@ def _kernel(clause: n.Clause, body: list[n.Literal], versions: dict[int, str],
     steps = _order(body, versions, delta, set())
     delta_step = next((i for i, s in enumerate(steps) if isinstance(s, Scan) and s.version == DELTA),
                       None)
-    return Kernel(clause.head.relation, clause.head.args, tuple(steps), clause, delta_step)
+    head = tuple(a.arg if isinstance(a, n.HeadAggregate) else a for a in clause.head.args)
+    return Kernel(clause.head.relation, head, tuple(steps), clause, delta_step)
 
 
 def _order(body: list[n.Literal], versions: dict[int, str], first: int | None,
@@ -227,7 +228,8 @@ def _layouts(checked: Checked, strata: list[StratumPlan]) -> dict[str, Layout]:
 
     A loop kernel joins its delta scan with the next scan on their shared variables; both
     relations want those columns as their bucket key, in the same variable order, so the
-    join is partition-local and the delta needs no shuffle.
+    join is partition-local and the delta needs no shuffle. A lattice relation is never
+    bucketed on its dependent column (Layout), so a key that names it gets no vote.
     """
     votes: dict[str, Counter] = {name: Counter() for name in checked.kinds}
     for sp in strata:
@@ -242,12 +244,19 @@ def _layouts(checked: Checked, strata: list[StratumPlan]) -> dict[str, Layout]:
             if not shared:
                 continue
             weight = 2 if kernel.delta is not None else 1
-            votes[a.relation][_positions(a, shared)] += weight
-            votes[b.relation][_positions(b, shared)] += weight
+            for scan in (a, b):
+                key = _positions(scan, shared)
+                lattice = checked.lattices.get(scan.relation)
+                if lattice is None or lattice.column not in key:
+                    votes[scan.relation][key] += weight
     layouts = {}
     for name, kinds in checked.kinds.items():
-        key = votes[name].most_common(1)[0][0] if votes[name] else tuple(range(min(1, len(kinds))))
-        layouts[name] = Layout(name, len(kinds), key)
+        lattice = checked.lattices.get(name)
+        dependent = lattice.column if lattice is not None else None
+        first = [i for i in range(len(kinds)) if i != dependent][:1]
+        key = votes[name].most_common(1)[0][0] if votes[name] else tuple(first)
+        layouts[name] = Layout(name, len(kinds), key, dependent=dependent,
+                               lattice=lattice.func if lattice is not None else None)
     return layouts
 
 

@@ -28,20 +28,40 @@ class Layout:
     ``sub_buckets`` is the number of sub-buckets per bucket (the load-balancing paper's
     k_b; 1 until refinement is enabled). Stored rows are sorted by (bucket, sub-bucket,
     other columns) inside each partition so sort-merge joins skip the sort.
+
+    A lattice relation's ``dependent`` column (its $MIN or $MAX value) is neither a bucket
+    column nor hashed into the sub-bucket (PARALAGG §IV-A, §IV-C): an improved value then
+    lands on the partition that holds the value it improves.
     """
 
     relation: str
     arity: int
     key: tuple[int, ...]
     sub_buckets: int = 1
+    dependent: int | None = None
+    lattice: str | None = None  # the lattice's join, "min" or "max", with ``dependent``
 
     def __post_init__(self) -> None:
         assert all(0 <= k < self.arity for k in self.key), self
         assert len(set(self.key)) == len(self.key), self
+        assert self.dependent not in self.key, self
+        assert (self.dependent is None) == (self.lattice is None), self
 
     @property
     def rest(self) -> tuple[int, ...]:
-        return tuple(i for i in range(self.arity) if i not in self.key)
+        """The columns after the bucket columns, the dependent one last."""
+        rest = tuple(i for i in range(self.arity) if i not in self.key and i != self.dependent)
+        return rest + ((self.dependent,) if self.dependent is not None else ())
+
+    @property
+    def independent(self) -> tuple[int, ...]:
+        """The columns that identify a tuple: all of them, but a lattice's dependent one."""
+        return tuple(i for i in range(self.arity) if i != self.dependent)
+
+    @property
+    def hashed(self) -> tuple[int, ...]:
+        """The columns the sub-bucket hashes: the independent ones outside the bucket."""
+        return tuple(i for i in self.rest if i != self.dependent)
 
     @property
     def sort_order(self) -> tuple[int, ...]:
@@ -150,3 +170,7 @@ class Plan:
     strata: tuple[StratumPlan, ...]
     layouts: dict[str, Layout]
     kinds: dict[str, tuple[str, ...]]
+
+    def lattice(self, relation: str) -> str | None:
+        """The join of a lattice relation's dependent column ("min", "max"); None for sets."""
+        return self.layouts[relation].lattice

@@ -7,10 +7,11 @@ stages need (column kinds per relation, strata in order).
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from sparklog.errors import CheckError, Note, Reporter, Span
-from sparklog.semantics.strata import Stratum, stratify, walk_term
+from sparklog.semantics.lattices import Lattice, lattices
+from sparklog.semantics.strata import Stratum, literal_terms, stratify, walk_term
 from sparklog.syntax import nodes as n
 
 NUMERIC = ("number", "unsigned", "float")
@@ -23,6 +24,7 @@ class Checked:
     program: n.Program
     kinds: dict[str, tuple[str, ...]]  # relation -> primitive kind per column
     strata: tuple[Stratum, ...]
+    lattices: dict[str, Lattice] = field(default_factory=dict)  # relations with $MIN/$MAX
 
     def decl(self, name: str) -> n.Decl:
         decl = self.program.decl(name)
@@ -62,8 +64,9 @@ def check(program: n.Program) -> Checked:
         rep.error(dep.literal.span, f"cannot stratify: {how} of {dep.body} in a rule for "
                   f"{dep.head}, which {dep.body} depends on (cycle {{{', '.join(cycle)}}})",
                   Note(dep.clause.span, "in this rule"))
+    found = lattices(program, kinds, strata, rep)
     rep.raise_if_any(CheckError, program.source_map())
-    return Checked(program, kinds, tuple(strata))
+    return Checked(program, kinds, tuple(strata), found)
 
 
 def _resolve_declarations(program: n.Program, rep: Reporter) -> dict[str, tuple[str, ...]]:
@@ -204,6 +207,8 @@ class _Types:
                 if k == "symbol":
                     self.rep.error(term.span, f"type mismatch: {func} over a symbol")
                 return "float" if func == "mean" else k
+            case n.HeadAggregate(arg=arg):
+                return self.infer(arg)
             case _:
                 raise AssertionError(term)
 
@@ -300,22 +305,13 @@ def _body_vars(body: Iterable[n.Literal]) -> set[str]:
     """Every variable of a body, inside nested aggregates too."""
     out: set[str] = set()
     for lit in body:
-        for term in _terms(lit):
+        for term in literal_terms(lit):
             for sub in walk_term(term):
                 if isinstance(sub, n.Var):
                     out.add(sub.name)
                 elif isinstance(sub, n.Aggregate):
                     out |= _body_vars(sub.body)
     return out
-
-
-def _terms(lit: n.Literal) -> tuple[n.Term, ...]:
-    match lit:
-        case n.Atom(args=args) | n.Constraint(args=args) | n.Negation(atom=n.Atom(args=args)):
-            return args
-        case n.Comparison(left=left, right=right):
-            return (left, right)
-    return ()
 
 
 def _aggregates(lit: n.Literal) -> list[n.Aggregate]:

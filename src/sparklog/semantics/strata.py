@@ -60,6 +60,16 @@ def _aggregates_in(terms: Iterable[n.Term]) -> Iterator[tuple[n.Atom | n.Negatio
                 yield from _body_relations(sub.body, True)
 
 
+def literal_terms(lit: n.Literal) -> tuple[n.Term, ...]:
+    """The terms a literal holds directly: arguments, or the sides of a comparison."""
+    match lit:
+        case n.Atom(args=args) | n.Constraint(args=args) | n.Negation(atom=n.Atom(args=args)):
+            return args
+        case n.Comparison(left=left, right=right):
+            return (left, right)
+    return ()
+
+
 def walk_term(term: n.Term) -> Iterator[n.Term]:
     """The term and its sub-terms (not descending into aggregate bodies)."""
     yield term
@@ -74,6 +84,8 @@ def walk_term(term: n.Term) -> Iterator[n.Term]:
                 yield from walk_term(a)
         case n.Aggregate(target=target) if target is not None:
             yield from walk_term(target)
+        case n.HeadAggregate(arg=arg):
+            yield from walk_term(arg)
 
 
 def sccs(nodes: list[str], edges: dict[str, set[str]]) -> list[list[str]]:

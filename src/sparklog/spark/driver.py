@@ -36,6 +36,7 @@ from pyspark.sql import functions as F
 
 from sparklog.ir.nodes import Kernel, Layout, Plan, StratumPlan
 from sparklog.spark import jvm
+from sparklog.spark.combine import combine_for
 from sparklog.spark.jvm import cached_rdds as _cached_rdds
 from sparklog.spark.jvm import jclass as _jclass
 from sparklog.spark.jvm import stored_rdd as _stored_rdd
@@ -182,6 +183,7 @@ class Database:
     _symbols: DataFrame | None = None
     partition_sizes: dict[str, list[int]] = field(default_factory=dict)
     _per_partition: tuple[Column, Any] | None = None
+    _lattice_counts: tuple[Column, Any] | None = None  # see combine.lattice_counts
     pending: list[tuple[DataFrame, Callable[[], list[Any]]]] = field(default_factory=list)
     sources: dict[str, str] = field(default_factory=dict)  # program text, for diagnostics
     exchanges: dict[str, int] = field(default_factory=dict)  # see derivations()
@@ -333,6 +335,10 @@ class Database:
         if metrics.placed is not None:  # placement restored: counts of the whole version
             placed = metrics.placed.get
             sizes = [placed.get(f"p{p}") or 0 for p in parts]
+        elif "rows" in new:  # a lattice relation: counts of the whole version, too
+            sizes = [new.get(f"p{p}") or 0 for p in parts]
+            if sum(sizes) != new["rows"]:
+                sizes = _partition_sizes(version, len(parts))
         else:
             counts = [new.get(f"p{p}") or 0 for p in parts]
             before = self.partition_sizes.get(relation, [0] * len(parts))
@@ -341,7 +347,7 @@ class Database:
                 sizes = _partition_sizes(version, len(parts))
         self.partition_sizes[relation] = sizes
         self.sizes[relation] = sum(sizes)
-        return int(new["n"])
+        return int(new["n"] or 0)
 
     def columns(self, relation: str) -> _Columns:
         key = (id(self.spark.sparkContext._gateway), self.layout(relation))
@@ -351,26 +357,22 @@ class Database:
 
     def insert(self, relation: str, derived: DataFrame, iteration: int
                ) -> tuple[DataFrame, Metrics]:
-        """full ∪ (derived − full), deduplicated partition-locally; not yet materialized.
+        """full' from full and the derived candidates, combined partition-locally; not yet
+        materialized.
 
-        ``derived`` has columns c0..ck; the new rows are stamped NEWEST after the anti-join,
-        so the stamp crosses no shuffle. In a loop round (``iteration`` ≥ 1) the stored rows
-        are restamped OLDER; the preamble (0) keeps them, so the first delta of a recursive
-        stratum holds its input facts as well as what its exit rules derived.
+        ``derived`` has columns c0..ck. The combine step (spark/combine.py) depends on the
+        relation: set semantics deduplicate and anti-join against full, a lattice relation
+        joins values per key. In a loop round (``iteration`` ≥ 1) the stored rows are
+        restamped OLDER; the preamble (0) keeps their stamps.
         """
         cols = self.columns(relation)
-        # (1) the all-to-all to (bucket, sub-bucket), then partition-local deduplication
+        # (1) the all-to-all to (bucket, sub-bucket), the one shuffle of the round
         new = derived._jdf.select(cols.home).repartition(self.options.partitions, cols.keys)
-        new = new.dropDuplicates()
         old = self.stored.get(relation)
-        if old is not None:  # (2) partition-local anti-join against full
-            new = new.join(old._jdf, cols.order, "left_anti")
         metrics = Metrics(self.spark, f"new_{relation}_{iteration}")
-        new = metrics.on(new.select(cols.fresh), *self.per_partition())
-        if old is None:
-            full = new
-        else:  # (3) same columns in the same order
-            full = old._jdf.select(cols.aged if iteration >= 1 else cols.stored).union(new)
+        # (2, 3) the combine step, partition-local: dedup and anti-join, or lattice join
+        full = combine_for(self.layout(relation)).merge(
+            self, relation, new, None if old is None else old._jdf, iteration, metrics)
         # (4) sorted first: the sort keeps the partitioning, and the placement check plans
         # the Dataset that is checkpointed (planning another one would cost a second pass)
         full = full.sortWithinPartitions(cols.sort)
@@ -590,10 +592,11 @@ def _evaluate_stratum(db: Database, sp: StratumPlan, stats: Stats) -> None:
         return
     while True:  # a reliable checkpoint is written by a job of its own: one at a time
         db.iteration += 1
-        if db.options.max_iterations and db.iteration > db.options.max_iterations:
-            break
         news = _round(db, sp, sp.loop, stats)
         if not any(news.values()):
+            break
+        if db.options.max_iterations and db.iteration >= db.options.max_iterations:
+            _stopped(db, sp, news)
             break
 
 
@@ -660,9 +663,30 @@ def _loop(db: Database, sp: StratumPlan, stats: Stats) -> None:
             db.release(version)
         if not any(news.values()):
             break
+        if not within(iteration + 1):
+            _stopped(db, sp, news)
         if not overlap and within(iteration + 1):
             db.iteration = iteration + 1
             ahead = _plan(db, sp, sp.loop)
+
+
+def _stopped(db: Database, sp: StratumPlan, news: dict[str, int]) -> None:
+    """The stratum reached --max-iterations with a delta left. A set relation then holds
+    what the rounds derived, as asked; a lattice relation's values may not be final, which
+    would be a wrong answer, so that is an error. Its rules are monotone as written (the
+    checker proved what it could), so values that keep improving mean a cycle that keeps
+    improving them: a negative cycle under $MIN, say."""
+    from sparklog.errors import EngineError
+
+    improving = [r for r in sp.relations if news.get(r) and db.plan.lattice(r)]
+    if improving:
+        relation = improving[0]
+        raise EngineError(
+            f"{relation} did not converge: {news[relation]} of its keys still improved in "
+            f"iteration {db.iteration}, the last one --max-iterations allows "
+            f"({db.options.max_iterations}); its values keep improving along a cycle "
+            "(a negative cycle under $MIN, a positive one under $MAX), so there is no "
+            "least fixed point to report")
 
 
 def _starts_jobs(steps: list[_Step]) -> bool:
@@ -1129,7 +1153,10 @@ def _record(db: Database, sp: StratumPlan, relation: str, iteration: int, delta:
                 derivations=derivations, partitions=len(sizes), max_partition=max(sizes),
                 mean_partition=round(mean, 2),
                 imbalance=round(max(sizes) / mean, 3) if mean else 1.0,
-                sub_buckets=db.layout(relation).sub_buckets)
+                sub_buckets=db.layout(relation).sub_buckets,
+                # a lattice relation's delta is its improved keys (new ones included);
+                # None for a set relation, whose delta only ever adds tuples
+                improved=delta if db.plan.lattice(relation) else None)
 
 
 def _spark_type(kind: str) -> str:

@@ -284,10 +284,11 @@ def _ensure_text(q: Query, variables: set[str], store: Store) -> None:
 
 
 def sub_bucket(layout: Layout) -> Column:
-    """The sub-bucket of a tuple: a hash of its non-bucket columns mod k_b.
+    """The sub-bucket of a tuple: a hash of its non-bucket columns mod k_b (never of a
+    lattice's dependent column: an improved value must land where the old one is).
 
     A computed column, never a literal: Spark folds a literal into the partitioning
     expression, and the stored relation would then no longer be co-partitioned by name.
     """
-    cols = [F.col(f"c{i}") for i in (layout.rest or layout.key)] or [F.lit(0)]
+    cols = [F.col(f"c{i}") for i in (layout.hashed or layout.key)] or [F.lit(0)]
     return F.pmod(F.hash(*cols), F.lit(layout.sub_buckets)).cast("int")

@@ -151,7 +151,32 @@ class Aggregate:
         assert (self.target is None) == (self.func == "count"), self.func
 
 
-Term: TypeAlias = Var | Wildcard | Number | Float | String | BinOp | UnaryOp | Call | Aggregate
+# Head aggregates over lattices (PARALAGG): ``$MIN(expr)`` in a head column keeps, for each
+# value of the relation's other columns, the least value derived. Only $MIN and $MAX run;
+# $SUM and $COUNT parse so that the checker can say they are not supported yet.
+LATTICES = ("min", "max")
+HEAD_AGGREGATES = ("min", "max", "sum", "count")
+
+
+@dataclass(frozen=True)
+class HeadAggregate:
+    """``$MIN(expr)`` or ``$MAX(expr)`` as a head argument: the relation's dependent column.
+
+    The relation then holds one tuple per value of its other (independent) columns, whose
+    dependent value is the lattice join (least for $MIN, greatest for $MAX) of every value
+    derived for it.
+    """
+
+    func: str
+    arg: Term
+    span: Span = field(default=NOWHERE, compare=False)
+
+    def __post_init__(self) -> None:
+        assert self.func in HEAD_AGGREGATES, self.func
+
+
+Term: TypeAlias = (Var | Wildcard | Number | Float | String | BinOp | UnaryOp | Call | Aggregate
+                   | HeadAggregate)
 Constant: TypeAlias = Number | Float | String
 
 # ---------------------------------------------------------------------------------------

@@ -255,6 +255,10 @@ class _Builder(Transformer):
         target = items[1] if func != "count" else None
         return n.Aggregate(func, target, items[-1], self._span(meta))
 
+    @v_args(meta=True)
+    def head_aggregate(self, meta, items):
+        return n.HeadAggregate(str(items[0])[1:].lower(), items[1], self._span(meta))
+
 
 def _first_span(alternatives) -> Span:
     return alternatives[0][0].span if alternatives and alternatives[0] else Span("<program>", 1, 1)

@@ -13,6 +13,7 @@ from decimal import Decimal
 
 from sparklog.syntax.nodes import (
     Aggregate, Atom, BinOp, BoolLit, Call, Clause, Comparison, Constraint, Decl, Directive,
+    HeadAggregate,
     Float, Literal, Negation, Number, Program, String, Term, TypeDecl, UnaryOp, Var, Wildcard,
 )
 
@@ -58,6 +59,8 @@ def print_term(term: Term) -> str:
             return f"{name}({_print_args(args)})"
         case Aggregate():
             return _print_aggregate(term)
+        case HeadAggregate(func, arg):
+            return f"${func.upper()}({print_term(arg)})"
     raise TypeError(f"not a term: {term!r}")
 
 

@@ -1,0 +1,129 @@
+"""The combine step of a round's insert: how the shuffled candidates meet ``full``.
+
+Every round's candidates cross one shuffle to their home partition (Database.insert). What
+happens there depends on the relation:
+
+- a set relation deduplicates them and anti-joins them against ``full``: the new tuples
+  are those ``full`` lacks (:class:`SetCombine`);
+- a lattice relation (a ``$MIN`` or ``$MAX`` column, semantics/lattices.py) aggregates
+  them per independent key together with the stored value: the lattice's join of old and
+  new, fused with deduplication (PARALAGG §IV-A). A key whose value improves is stamped
+  NEWEST and forms the next delta; a candidate that does not improve never leaves its
+  partition (:class:`LatticeCombine`).
+
+Both return ``full'`` in the stored column order with the ``_it`` stamp, unsorted, and
+observe on it the metrics Database.add_new reads: ``n`` (the new or improved tuples) and
+per-partition counts. A new combine step (a user lattice, say) is one more class with
+``merge``, chosen by :func:`combine_for` from the relation's Layout.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Protocol
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+
+from sparklog.ir.nodes import Layout
+from sparklog.spark.translate import IT, NEWEST, OLDER, SB
+
+if TYPE_CHECKING:
+    from sparklog.spark.driver import Database, Metrics, _Columns
+
+_SIGN_BIT = -(1 << 63)  # flips unsigned order into signed order (and back)
+
+
+class Combine(Protocol):
+    def merge(self, db: Database, relation: str, new: Any, old: Any | None, iteration: int,
+              metrics: Metrics) -> Any:
+        """``full'`` (a JVM Dataset) from the shuffled candidates ``new`` and ``full``."""
+
+
+def combine_for(layout: Layout) -> Combine:
+    return _SET if layout.lattice is None else LatticeCombine(layout)
+
+
+class SetCombine:
+    """full ∪ (candidates − full): deduplicated and anti-joined inside the partition."""
+
+    def merge(self, db: Database, relation: str, new: Any, old: Any | None, iteration: int,
+              metrics: Metrics) -> Any:
+        cols = db.columns(relation)
+        new = new.dropDuplicates()
+        if old is not None:  # partition-local anti-join against full
+            new = new.join(old, cols.order, "left_anti")
+        # the stamp is set after the anti-join, so it crosses no shuffle
+        new = metrics.on(new.select(cols.fresh), *db.per_partition())
+        if old is None:
+            return new
+        # in a loop round the stored rows age; the preamble (0) keeps their stamps, so a
+        # recursive stratum's first delta holds its input facts as well
+        return old.select(cols.aged if iteration >= 1 else cols.stored).union(new)
+
+
+_SET = SetCombine()
+
+
+class LatticeCombine:
+    """One row per independent key, its value the lattice join of full's and the candidates'.
+
+    ``full ∪ candidates`` is grouped by the independent columns and the sub-bucket: both
+    sides are partitioned by a subset of those (the bucket columns and ``_sb``), so the
+    aggregation runs inside each partition with no second shuffle. Per key it computes the
+    best value over both sides and the stored one alone; the key is NEWEST when the best
+    beats the stored value (or there was none), else OLDER (in the preamble, iteration 0,
+    it keeps its stored stamp, as a set relation's rows do).
+    """
+
+    def __init__(self, layout: Layout) -> None:
+        self.layout = layout
+
+    def merge(self, db: Database, relation: str, new: Any, old: Any | None, iteration: int,
+              metrics: Metrics) -> Any:
+        spark, cols, layout = db.spark, db.columns(relation), self.layout
+        unsigned = db.kinds(relation)[layout.dependent] == "unsigned"
+        value = f"c{layout.dependent}"
+        candidates = DataFrame(new, spark).select(
+            *[F.col(c) for c in _names(layout)], F.lit(NEWEST).alias(IT), F.lit(1).alias("_src"))
+        union = candidates
+        if old is not None:
+            stored = DataFrame(old, spark).select(*[F.col(c) for c in _names(layout)], F.col(IT),
+                                                  F.lit(0).alias("_src"))
+            union = stored.unionByName(candidates)
+        # (1) in the lattice's order: unsigned values compared as unsigned
+        ordered = (F.col(value).bitwiseXOR(F.lit(_SIGN_BIT)) if unsigned else F.col(value))
+        join = F.min if layout.lattice == "min" else F.max
+        better = (lambda a, b: a < b) if layout.lattice == "min" else (lambda a, b: a > b)
+        keys = [F.col(c) for c in _names(layout) if c != value]
+        grouped = union.groupBy(*keys).agg(
+            join(ordered).alias("_best"),
+            join(F.when(F.col("_src") == 0, ordered)).alias("_was"),
+            F.max(F.when(F.col("_src") == 0, F.col(IT))).alias("_stamp"))
+        improved = F.col("_was").isNull() | better(F.col("_best"), F.col("_was"))
+        kept = F.lit(OLDER) if iteration >= 1 else F.col("_stamp")
+        best = F.col("_best").bitwiseXOR(F.lit(_SIGN_BIT)) if unsigned else F.col("_best")
+        merged = grouped.select(*keys, best.alias(value),
+                                F.when(improved, F.lit(NEWEST)).otherwise(kept).alias(IT),
+                                improved.alias("_new"))
+        # (2) observed: n is the improved keys; the per-partition counts are of full'
+        observed = metrics.on(merged._jdf, *lattice_counts(db))
+        return observed.select(cols.stored)
+
+
+def _names(layout: Layout) -> list[str]:
+    """The stored columns in order: bucket columns, sub-bucket, the rest (dependent last)."""
+    return [f"c{i}" for i in layout.key] + [SB] + [f"c{i}" for i in layout.rest]
+
+
+def lattice_counts(db: Database) -> tuple[Column, Any]:
+    """``n``: the improved keys; ``rows`` and ``p0..``: full' in all and per partition."""
+    if db._lattice_counts is None:
+        from sparklog.spark.driver import _seq
+
+        pid = F.spark_partition_id()
+        rest = [F.count(F.lit(1)).alias("rows")] + [
+            F.sum(F.when(pid == p, 1).otherwise(0)).alias(f"p{p}")
+            for p in range(db.options.partitions)]
+        db._lattice_counts = (F.sum(F.when(F.col("_new"), 1).otherwise(0)).alias("n"),
+                              _seq(db.spark, rest))
+    return db._lattice_counts
