@@ -70,13 +70,20 @@ def read(spark: SparkSession, source: Source, kinds: tuple[str, ...]) -> DataFra
         lines = lines.filter(F.monotonically_increasing_id() > 0)
     line = "regexp_replace(value, " + X.sql_string(r"\r\z") + ", '')"
     parts = f"split({line}, {X.sql_string(_regex_quote(source.delimiter))}, -1)"
-    cols, bad = [], [f"size({parts}) < {len(kinds)}"] if kinds else ["FALSE"]
+    # each field once, in a projection of its own: every reference to `parts` in the typed
+    # expressions would split the line again (Spark keeps apart projections whose merging
+    # would repeat a costly expression)
+    fields = lines.selectExpr(f"{parts} AS _f").selectExpr(
+        "size(_f) AS _n", *[f"_f[{i}] AS _s{i}" for i in range(len(kinds))])
+    cols, bad = [], [f"_n < {len(kinds)}"] if kinds else ["FALSE"]
     for i, kind in enumerate(kinds):
-        typed = field_value(f"{parts}[{i}]", kind)
+        typed = field_value(f"_s{i}", kind)
         cols.append(f"{typed} AS c{i}")
         if kind != "symbol":
-            bad.append(f"{typed} IS NULL")
-    return lines.selectExpr(*cols, f"({' OR '.join(bad)}) AS _bad")
+            bad.append(f"c{i} IS NULL")
+    typed = fields.selectExpr("_n", *cols)
+    return typed.selectExpr(*[f"c{i}" for i in range(len(kinds))],
+                            f"({' OR '.join(bad)}) AS _bad")
 
 
 def _parquet_value(col: str, kind: str) -> Column:
@@ -99,9 +106,10 @@ def field_value(field: str, kind: str) -> str:
     """
     if kind == "symbol":  # Soufflé takes a symbol's text as it is: no unescaping
         return field
-    if kind == "number":
-        return (f"CASE WHEN {field} RLIKE {_sql_regex(_NUMBER)} THEN " + X.integer_from_digits(
-            _extract(field, _NUMBER, 1), _extract(field, _NUMBER, 2), 10) + " END")
+    if kind == "number":  # the common case first: at most 18 digits always fit a BIGINT
+        return (f"CASE WHEN {field} RLIKE '^[+-]?[0-9]{{1,18}}\\\\z' THEN CAST({field} AS BIGINT) "
+                f"WHEN {field} RLIKE {_sql_regex(_NUMBER)} THEN " + X.integer_from_digits(
+                    _extract(field, _NUMBER, 1), _extract(field, _NUMBER, 2), 10) + " END")
     if kind == "unsigned":
         dec = X.integer_from_digits("''", _extract(field, _UNSIGNED_DEC, 1), 10, unsigned=True)
         prefixed = {p: X.integer_from_digits("''", f"substring({field}, 3)", b, unsigned=True)
