@@ -15,6 +15,7 @@ import threading
 from contextlib import contextmanager
 from pathlib import Path
 
+from sparklog.defaults import CODEGEN_ROWS
 from sparklog.engine import PLAN_REUSE
 from sparklog.errors import (DataError, Diagnostic, OutputError, SparklogError,
                              UsageError)
@@ -139,7 +140,7 @@ def _parser() -> argparse.ArgumentParser:
                           "(off)")
     run.add_argument("--no-plan-reuse", dest="reuse_plans", action="store_const", const="off",
                      help="the same as --plan-reuse off")
-    run.add_argument("--codegen-rows", type=int, default=1_000_000, metavar="N",
+    run.add_argument("--codegen-rows", type=int, default=CODEGEN_ROWS, metavar="N",
                      help="use whole-stage code generation only in rounds over at least N "
                           "stored rows (0: in every round; default %(default)s)")
     run.add_argument("--stall-timeout", type=float, default=300.0, metavar="SECONDS",

@@ -6,6 +6,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from sparklog.defaults import CODEGEN_ROWS
 from sparklog.errors import DataError, Diagnostic, EngineError, Reporter, UsageError
 from sparklog.ir.nodes import Plan
 from sparklog.lower import lower
@@ -79,7 +80,7 @@ class Engine:
                  conf: Mapping[str, str] | None = None, checkpoint: str = "local",
                  checkpoint_dir: str | None = None,
                  max_iterations: int | None = None, deferred: bool = True,
-                 pipelined: bool = True, codegen_rows: int | None = 1_000_000,
+                 pipelined: bool = True, codegen_rows: int | None = CODEGEN_ROWS,
                  stall_seconds: float | None = 300.0, trace_lineage: bool = False,
                  reuse_plans: str | bool = "executed",
                  on_record: Callable[[dict[str, Any]], None] | None = None) -> None:

@@ -273,7 +273,7 @@ def test_whole_stage_codegen_only_for_rounds_over_codegen_rows(spark, tmp_path, 
     def record(db, sp, kernels):
         choose(db, sp, kernels)
         if sp.stratum.recursive and kernels == sp.loop:
-            chosen.append((db.sizes.get("edge", 0) + db.sizes.get("tc", 0),
+            chosen.append((db.size_or_expected("edge") + db.size_or_expected("tc"),
                            spark.conf.get("spark.sql.codegen.wholeStage")))
             factory = spark.conf.get("spark.sql.codegen.factoryMode")
             assert factory == ("FALLBACK" if chosen[-1][1] == "true" else "NO_CODEGEN")

@@ -34,6 +34,7 @@ from typing import Any
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from sparklog.defaults import CODEGEN_ROWS
 from sparklog.ir.nodes import Kernel, Layout, Plan, StratumPlan
 from sparklog.spark import jvm
 from sparklog.spark.combine import combine_for
@@ -63,7 +64,7 @@ class Options:
     # Rounds reading at least this many stored rows use whole-stage code generation, the
     # others run without it (see Database.use_codegen). None: no round uses it; 0: every round
     # does, as the session would by default.
-    codegen_rows: int | None = 1_000_000
+    codegen_rows: int | None = CODEGEN_ROWS
     # A round whose job runs no task for this long has stalled (see _Job); None: wait on.
     stall_seconds: float | None = 300.0
     # Record lineage() of every loop round's job in Database.lineage (for tests, benchmarks).
@@ -184,6 +185,9 @@ class Database:
     partition_sizes: dict[str, list[int]] = field(default_factory=dict)
     _per_partition: tuple[Column, Any] | None = None
     _lattice_counts: tuple[Column, Any] | None = None  # see combine.lattice_counts
+    # rows expected of versions whose size is not booked yet: deferred inputs (their
+    # files' size, see load) and the deferred versions computed from them (_round)
+    expected: dict[str, int] = field(default_factory=dict)
     pending: list[tuple[DataFrame, Callable[[], list[Any]]]] = field(default_factory=list)
     sources: dict[str, str] = field(default_factory=dict)  # program text, for diagnostics
     exchanges: dict[str, int] = field(default_factory=dict)  # see derivations()
@@ -348,6 +352,11 @@ class Database:
         self.partition_sizes[relation] = sizes
         self.sizes[relation] = sum(sizes)
         return int(new["n"] or 0)
+
+    def size_or_expected(self, relation: str) -> int:
+        if relation in self.sizes:
+            return self.sizes[relation]
+        return self.expected.get(relation, 0)
 
     def columns(self, relation: str) -> _Columns:
         key = (id(self.spark.sparkContext._gateway), self.layout(relation))
@@ -998,9 +1007,10 @@ def _metrics(db: Database, kept: _Kept, source: Any = None, plan: Any = None) ->
 
 def _choose_codegen(db: Database, sp: StratumPlan, kernels: tuple[Kernel, ...]) -> None:
     """Plan a round with or without whole-stage code generation (Database.use_codegen),
-    by the booked sizes of the relations it reads and writes (one not yet settled: 0)."""
+    by the sizes of the relations it reads and writes: booked ones, else the expected
+    size of a deferred version not yet computed (Database.expected)."""
     relations = set(sp.relations).union(*(k.reads() for k in kernels))
-    db.use_codegen(sum(db.sizes.get(r, 0) for r in relations))
+    db.use_codegen(sum(db.size_or_expected(r) for r in relations))
 
 
 def _round(db: Database, sp: StratumPlan, kernels: tuple[Kernel, ...], stats: Stats
@@ -1020,6 +1030,9 @@ def _round(db: Database, sp: StratumPlan, kernels: tuple[Kernel, ...], stats: St
     if not eager:  # its rows, metrics and time belong to the job that reads it, and it
         # reads the previous version: that is released once this one is computed
         iteration = db.iteration
+        for step in steps:  # until then, as many rows as it reads, at most
+            reads = set().union(*(k.reads() for k in kernels if k.relation == step.relation))
+            db.expected[step.relation] = sum(db.size_or_expected(r) for r in reads)
         for step, previous in zip(steps, _swap(db, steps)):
             def settle(step: _Step = step, previous: DataFrame | None = previous) -> list[Any]:
                 _book(db, sp, step, stats, iteration, 0.0, jobs=0)

@@ -27,7 +27,8 @@ def load_inputs(db, program, inputs: dict[str, Any], facts_dir: Path) -> None:
             raise UsageError(f"input for undeclared relation {name}")
     rep = Reporter(missing_inputs(program, inputs, facts_dir))
     rep.raise_if_any(DataError, program.sources)
-    db.use_codegen(0)  # input sizes are not known before they are read
+    db.expected.update(_expected_rows(program, inputs, facts_dir, db.options.codegen_rows))
+    db.use_codegen(sum(db.expected.values()))
     data: dict[str, list[DataFrame]] = {}
     checks: dict[str, list[tuple[Source, Metrics]]] = {}
     for d in program.checked.inputs():
@@ -73,6 +74,31 @@ def load_inputs(db, program, inputs: dict[str, Any], facts_dir: Path) -> None:
         else:
             problems += settle()
     Reporter(problems).raise_if_any(DataError, program.sources)
+
+
+def _expected_rows(program, inputs: dict[str, Any], facts_dir: Path,
+                   unknown: int | None) -> dict[str, int]:
+    """A guess at each input's rows, to load (and first join) them with code generation or
+    without (see Database.use_codegen): a facts file's bytes over 8 (a line of two small
+    numbers takes about that), a DataFrame's ``unknown`` (the code-generation threshold: a
+    caller's DataFrame is as likely large as not). Interpreting the parsing of a large
+    file costs far more than generating its code."""
+    rows: dict[str, int] = {}
+    for d in program.checked.inputs():
+        given = inputs.get(d.relation)
+        if given is not None and not isinstance(given, str | Path):
+            rows[d.relation] = rows.get(d.relation, 0) + (unknown or 0)
+            continue
+        path = Path(given) if given is not None else input_source(d, facts_dir).path
+        files = [path] if path.is_file() else path.rglob("*") if path.is_dir() else []
+        try:
+            size = sum(f.stat().st_size for f in files if f.is_file())
+        except OSError:  # reported when it is read
+            size = 0
+        rows[d.relation] = rows.get(d.relation, 0) + size // 8
+    for name in inputs:  # DataFrames for relations without .input
+        rows.setdefault(name, unknown or 0)
+    return rows
 
 
 def from_dataframe(df: DataFrame, name: str, kinds: tuple[str, ...]) -> DataFrame:
