@@ -274,12 +274,11 @@ def _run(args) -> int:
 def _check_paths(program, args) -> None:
     """Every file the run reads or writes, checked before Spark starts (which takes
     seconds), so that a typo in a path does not cost the whole computation."""
-    from sparklog.engine import missing_inputs
-    from sparklog.io.facts import AtomicWriter, output_target
+    from sparklog.io.facts import AtomicWriter, missing_inputs, output_target
 
     if args.facts.exists() and not args.facts.is_dir():
         raise DataError(f"-F {args.facts}: not a directory")
-    problems = missing_inputs(program, {}, args.facts)
+    problems = missing_inputs(program.checked, {}, args.facts)
     if problems:
         raise DataError(problems, program.sources)
     out = Path(args.output)

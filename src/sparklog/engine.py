@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from sparklog.defaults import CODEGEN_ROWS
-from sparklog.errors import DataError, Diagnostic, EngineError, Reporter, UsageError
+from sparklog.errors import EngineError, UsageError
 from sparklog.ir.nodes import Plan
 from sparklog.lower import lower
 from sparklog.semantics.checks import Checked, check
@@ -157,32 +157,3 @@ def spark_message(exc: BaseException) -> str:
         message = text() if callable(text) else str(exc)
     first = message.strip().splitlines()[0] if message.strip() else type(exc).__name__
     return f"Spark failed: {first}"
-
-
-def missing_inputs(program: Program, inputs: Mapping[str, Any], facts_dir: Path
-                   ) -> list[Diagnostic]:
-    """Input files that do not exist or cannot be read, reported before Spark starts.
-
-    A facts file must be a readable file; a parquet input may be a file or a directory.
-    """
-    import os
-
-    from sparklog.io.facts import input_source
-
-    rep = Reporter()
-    for d in program.checked.inputs():
-        if d.relation in inputs:
-            continue
-        try:
-            source = input_source(d, facts_dir)
-        except DataError as exc:
-            rep.diagnostics += exc.diagnostics
-            continue
-        path, what = source.path, f"input file {source.path} for relation {d.relation}"
-        if not path.exists():
-            rep.error(d.span, f"{what} not found")
-        elif source.kind == "file" and path.is_dir():
-            rep.error(d.span, f"{what} is a directory")
-        elif not os.access(path, os.R_OK | (os.X_OK if path.is_dir() else 0)):
-            rep.error(d.span, f"{what} is not readable")
-    return rep.diagnostics

@@ -13,13 +13,16 @@ import os
 import re
 import shutil
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from sparklog.errors import DataError, Diagnostic, Span
+from sparklog.errors import DataError, Diagnostic, Reporter, Span
+from sparklog.semantics.checks import Checked
 from sparklog.spark import expressions as X
 from sparklog.syntax import nodes as n
 
@@ -47,6 +50,31 @@ def input_source(directive: n.Directive, facts_dir: Path) -> Source:
     if io not in ("file", "parquet"):
         raise DataError(Diagnostic(directive.span, f"unsupported IO={io} (use file or parquet)"))
     return Source(directive.relation, io, path, delimiter, headers)
+
+
+def missing_inputs(checked: Checked, inputs: Mapping[str, Any], facts_dir: Path
+                   ) -> list[Diagnostic]:
+    """Input files that do not exist or cannot be read, reported before Spark starts.
+
+    A facts file must be a readable file; a parquet input may be a file or a directory.
+    """
+    rep = Reporter()
+    for d in checked.inputs():
+        if d.relation in inputs:
+            continue
+        try:
+            source = input_source(d, facts_dir)
+        except DataError as exc:
+            rep.diagnostics += exc.diagnostics
+            continue
+        path, what = source.path, f"input file {source.path} for relation {d.relation}"
+        if not path.exists():
+            rep.error(d.span, f"{what} not found")
+        elif source.kind == "file" and path.is_dir():
+            rep.error(d.span, f"{what} is a directory")
+        elif not os.access(path, os.R_OK | (os.X_OK if path.is_dir() else 0)):
+            rep.error(d.span, f"{what} is not readable")
+    return rep.diagnostics
 
 
 def _unescape_delimiter(text: str) -> str:

@@ -28,7 +28,7 @@ from sparklog.ir.nodes import Layout
 from sparklog.spark.translate import IT, NEWEST, OLDER, SB
 
 if TYPE_CHECKING:
-    from sparklog.spark.driver import Database, Metrics, _Columns
+    from sparklog.spark.driver import Database, Metrics
 
 _SIGN_BIT = -(1 << 63)  # flips unsigned order into signed order (and back)
 

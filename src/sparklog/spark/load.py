@@ -9,7 +9,8 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from sparklog.errors import DataError, Reporter, UsageError
-from sparklog.io.facts import SPARK_TYPES, Source, first_bad_line, input_source, read
+from sparklog.io.facts import (SPARK_TYPES, Source, first_bad_line, input_source,
+                               missing_inputs, read)
 from sparklog.syntax import nodes as n
 
 
@@ -19,13 +20,12 @@ def load_inputs(db, program, inputs: dict[str, Any], facts_dir: Path) -> None:
     With deferred versions (the default) nothing runs here: each input is stored by the
     first job that reads it, and its malformed-line check is reported right after that job.
     """
-    from sparklog.engine import missing_inputs
     from sparklog.spark.driver import Metrics, _checkpoint, _seq
 
     for name in inputs:
         if program.ast.decl(name) is None:
             raise UsageError(f"input for undeclared relation {name}")
-    rep = Reporter(missing_inputs(program, inputs, facts_dir))
+    rep = Reporter(missing_inputs(program.checked, inputs, facts_dir))
     rep.raise_if_any(DataError, program.sources)
     db.expected.update(_expected_rows(program, inputs, facts_dir, db.options.codegen_rows))
     db.use_codegen(sum(db.expected.values()))
