@@ -25,6 +25,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from sparklog.ir.nodes import Layout
+from sparklog.spark import jvm
 from sparklog.spark.translate import IT, NEWEST, OLDER, SB
 
 if TYPE_CHECKING:
@@ -118,12 +119,10 @@ def _names(layout: Layout) -> list[str]:
 def lattice_counts(db: Database) -> tuple[Column, Any]:
     """``n``: the improved keys; ``rows`` and ``p0..``: full' in all and per partition."""
     if db._lattice_counts is None:
-        from sparklog.spark.driver import _seq
-
         pid = F.spark_partition_id()
         rest = [F.count(F.lit(1)).alias("rows")] + [
             F.sum(F.when(pid == p, 1).otherwise(0)).alias(f"p{p}")
             for p in range(db.options.partitions)]
         db._lattice_counts = (F.sum(F.when(F.col("_new"), 1).otherwise(0)).alias("n"),
-                              _seq(db.spark, rest))
+                              jvm.seq(db.spark, rest))
     return db._lattice_counts

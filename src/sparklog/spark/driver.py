@@ -39,7 +39,6 @@ from sparklog.ir.nodes import Kernel, Layout, Plan, StratumPlan
 from sparklog.spark import jvm
 from sparklog.spark.combine import combine_for
 from sparklog.spark.jvm import cached_rdds as _cached_rdds
-from sparklog.spark.jvm import jclass as _jclass
 from sparklog.spark.jvm import stored_rdd as _stored_rdd
 from sparklog.spark.jvm import without_estimates as _without_estimates
 from sparklog.spark.session import FACTORY_MODE, WHOLE_STAGE
@@ -118,15 +117,9 @@ class _Columns:
         fresh = stored[:-1] + [F.lit(NEWEST).alias(IT)]
         aged = stored[:-1] + [F.lit(OLDER).alias(IT)]
         sort = [F.col(c).asc() for c in order]
-        seq = lambda items: _seq(spark, items)
+        seq = lambda items: jvm.seq(spark, items)
         return cls(seq(home), seq(keys), seq(list(order)), seq(stored), seq(fresh), seq(aged),
                    seq(sort))
-
-
-def _seq(spark: SparkSession, items: list[Any]) -> Any:
-    """A Scala Seq of columns (or strings), for calling Dataset methods directly."""
-    return _jclass(spark, "org.apache.spark.api.python.PythonUtils").toSeq(
-        [c._jc if isinstance(c, Column) else c for c in items])
 
 
 _COLUMNS: dict[tuple[int, Layout], _Columns] = {}  # per JVM gateway, shared by runs
@@ -155,18 +148,12 @@ class Metrics:
 
     def executed(self) -> Any:
         """The SparkPlan that computes the metrics."""
-        return self.plan if self.plan is not None else self.source.queryExecution().executedPlan()
+        return self.plan if self.plan is not None else jvm.executed_plan(self.source)
 
     @property
     def get(self) -> dict[str, Any]:
         """The metrics, once the action on ``source`` has run."""
-        from pyspark.serializers import CPickleSerializer
-
-        observed = (jvm.observed(self._spark, self.plan) if self.plan is not None
-                    else self.source.queryExecution().observedMetrics())
-        utils = _jclass(self._spark, "org.apache.spark.sql.api.python.PythonSQLUtils")
-        row = CPickleSerializer().loads(utils.toPyRow(observed.apply(self.name)))
-        return row.asDict(recursive=False)
+        return jvm.observed_row(self._spark, self.plan, self.source, self.name)
 
 
 @dataclass
@@ -322,7 +309,7 @@ class Database:
             pid = F.spark_partition_id()
             counts = [F.sum(F.when(pid == p, 1).otherwise(0)).alias(f"p{p}")
                       for p in range(self.options.partitions)]
-            self._per_partition = (F.count(F.lit(1)).alias("n"), _seq(self.spark, counts))
+            self._per_partition = (F.count(F.lit(1)).alias("n"), jvm.seq(self.spark, counts))
         return self._per_partition
 
     def add_new(self, relation: str, metrics: Metrics, version: DataFrame) -> int:
@@ -402,7 +389,7 @@ class Database:
         Every join and anti-join against the version would then reshuffle it, and rows in
         partitions past P escape the per-partition counts. One string from the JVM.
         """
-        text = jdf.queryExecution().executedPlan().outputPartitioning().toString()
+        text = jvm.partitioning(jdf)
         if text == "SinglePartition":  # what Spark makes of a repartition into one
             return self.options.partitions == 1
         match = re.fullmatch(r"hashpartitioning\((.*), (\d+)\)", text)
@@ -424,11 +411,11 @@ class Database:
         layout = self.layout(relation)
         names = [f"c{i}" for i in range(layout.arity)] + [SB]
         kept = [F.when(always, F.col(c)).alias(c)._jc for c in names] + [F.col(IT)._jc]
-        full = full.select(_seq(self.spark, kept)).repartition(self.options.partitions,
+        full = full.select(jvm.seq(self.spark, kept)).repartition(self.options.partitions,
                                                                cols.keys).select(cols.stored)
         metrics.placed = Metrics(self.spark, f"placed_{metrics.name}")
         full = metrics.placed.on(full, *self.per_partition())
-        assert self.placed(relation, full), (relation, full.queryExecution().executedPlan())
+        assert self.placed(relation, full), (relation, jvm.executed_plan(full))
         return full
 
     def replace(self, relation: str, df: DataFrame) -> DataFrame | None:
@@ -736,7 +723,7 @@ def _compute(db: Database, steps: list[_Step]) -> None:
         rdd = _stored_rdd(step.full)
         if rdd is not None:
             if db.lineage is not None:
-                db.lineage.append(lineage(db.spark, rdd))
+                db.lineage.append(jvm.lineage(db.spark, rdd))
             rdd.doCheckpoint()  # one job: what an eager local checkpoint runs
 
 
@@ -842,35 +829,6 @@ def _progress(tracker: Any) -> tuple[int, int]:
             running += info.numActiveTasks
             finished += info.numCompletedTasks + info.numFailedTasks
     return running, finished
-
-
-def lineage(spark: SparkSession, rdd: Any) -> dict[str, int]:
-    """How much of the past a round's job carries: the RDDs it reaches before a
-    checkpoint, the largest serialized partition among them (a task ships one), and how
-    many of them read stored blocks (jvm.blocks).
-
-    The first two stay constant round after round when every version's lineage is cut; a
-    partition that kept references to uncut partitions of earlier versions grows by
-    one link per round.
-    """
-    serialize = _jclass(spark, "org.apache.spark.util.Utils").serialize
-    seen: set[int] = set()
-    todo, largest, blocks = [rdd], 0, 0
-    while todo:
-        r = todo.pop()
-        if r.id() in seen:
-            continue
-        seen.add(r.id())
-        blocks += r.getClass().getSimpleName() == "BlockRDD"
-        partitions = r.partitions()
-        if len(partitions):
-            largest = max(largest, len(serialize(partitions[0])))
-        if r.isCheckpointed():
-            continue
-        deps = r.dependencies().iterator()
-        while deps.hasNext():
-            todo.append(deps.next().rdd())
-    return {"rdds": len(seen), "partition_bytes": largest, "blocks": blocks}
 
 
 @dataclass
@@ -1097,57 +1055,17 @@ def _record_step(db: Database, sp: StratumPlan, step: _Step, stats: Stats, itera
     # a round whose placement was restored has a second home Exchange above the first
     hint = db.exchanges if step.new.placed is None else None
     stats.add(**_record(db, sp, step.relation, iteration, new_rows,
-                        derivations(step.new.executed(), hint, key) if step.derives else 0),
+                        jvm.derivations(step.new.executed(), hint, key) if step.derives else 0),
               seconds=seconds, spark_jobs=jobs)
 
 
 def _derive(db: Database, relation: str, kernels: list[Kernel]) -> DataFrame:
     """The union of a relation's kernels, planned from one SQL text."""
-    arity = db.plan.layouts[relation].arity
     if not kernels:
         return empty_frame(db.spark, [(f"c{i}", _spark_type(k))
                                       for i, k in enumerate(db.kinds(relation))])
     sql = " UNION ALL ".join(f"({kernel_sql(k, db)})" for k in kernels)
     return DataFrame(db.spark._jsparkSession.sql(sql), db.spark)
-
-
-def derivations(plan: Any, hint: dict[str, int] | None = None, key: str = "") -> int:
-    """Tuples the round derived before deduplication: the rows its home Exchange wrote.
-
-    Read off the SQL metric of the one REPARTITION_BY_NUM Exchange in the plan that ran (a
-    kernel's own shuffles, if any, are ENSURE_REQUIREMENTS). Spark drops that Exchange only
-    when it proves the kernels' union empty, which derives nothing. An observed count before
-    the shuffle would give the same number, but its operator splits the generated code of
-    the join stage and costs 10-17% of a tree(12) run; this costs a few JVM round trips.
-    Every loop round of a stratum has the same plan, so the Exchange's position found once
-    is kept in ``hint[key]`` and checked, not searched for, in the rounds after.
-    """
-    if hint is not None and key in hint:
-        node = plan.p(hint[key])
-        if node is not None and _is_home_exchange(node):
-            return int(node.metrics().apply("shuffleRecordsWritten").value())
-    lines = plan.numberedTreeString().splitlines()
-    for line in reversed(lines):  # the deepest: the one a restored placement adds is above
-        number, _, text = line.partition(" ")
-        home = re.search(r"Exchange .*REPARTITION_BY_NUM, \[plan_id=(\d+)\]", text)
-        if home is None:
-            continue
-        # The line number counts the printed operators; TreeNode.p also counts the
-        # code-generation wrappers, which come before, so the node is at or after it.
-        for index in range(int(number), 2 * len(lines) + 2):
-            node = plan.p(index)
-            if node is None:
-                break
-            if node.nodeName() == "Exchange" and node.id() == int(home.group(1)):
-                if hint is not None:
-                    hint[key] = index
-                return int(node.metrics().apply("shuffleRecordsWritten").value())
-    return 0  # no home Exchange: the optimizer proved the derivation empty and removed it
-
-
-def _is_home_exchange(node: Any) -> bool:
-    return (node.nodeName() == "Exchange"
-            and node.shuffleOrigin().toString() == "REPARTITION_BY_NUM")
 
 
 def _collect_symbols(db: Database, kernels: list[Kernel]) -> None:

@@ -1,17 +1,19 @@
 """Calls into Spark's JVM-side classes that PySpark does not wrap, in one place.
 
-Everything here reaches past PySpark's API into Spark SQL's logical plans (LogicalRDD, a
-plan's leaves, Dataset.ofRows) or the SparkContext's storage state. Each function says
+Everything here reaches past PySpark's API into Spark SQL's plans (LogicalRDD, a
+plan's leaves, Dataset.ofRows, the executed plan's partitioning, metrics and observed
+aggregates), an RDD's lineage, or the SparkContext's storage state. Each function says
 which Spark behaviour it relies on; tests/spark exercise every one of them, so an upgrade
 of the pinned pyspark that changes one fails there, not in a user's run.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import Column, DataFrame, SparkSession
 
 _JCLASSES: dict[tuple[int, str], Any] = {}
 
@@ -282,3 +284,98 @@ def observed(spark: SparkSession, plan: Any) -> Any:
     """The observed metrics (name -> Row) of an executed SparkPlan's CollectMetrics."""
     return getattr(jclass(spark, "org.apache.spark.sql.execution.CollectMetricsExec$"),
                    "MODULE$").collect(plan)
+
+
+def seq(spark: SparkSession, items: list[Any]) -> Any:
+    """A Scala Seq of columns (or strings), for calling Dataset methods directly."""
+    return jclass(spark, "org.apache.spark.api.python.PythonUtils").toSeq(
+        [c._jc if isinstance(c, Column) else c for c in items])
+
+
+def executed_plan(jdf: Any) -> Any:
+    """The executed SparkPlan of a JVM Dataset (planned on first use)."""
+    return jdf.queryExecution().executedPlan()
+
+
+def partitioning(jdf: Any) -> str:
+    """The output partitioning of a JVM Dataset's executed plan, as Spark prints it."""
+    return executed_plan(jdf).outputPartitioning().toString()
+
+
+def observed_row(spark: SparkSession, plan: Any, source: Any, name: str) -> dict[str, Any]:
+    """The metrics observed under ``name``: off an executed SparkPlan's CollectMetrics
+    (``plan``, a rerun's) or the Dataset whose action computed them (``source``)."""
+    from pyspark.serializers import CPickleSerializer
+
+    metrics = observed(spark, plan) if plan is not None else \
+        source.queryExecution().observedMetrics()
+    utils = jclass(spark, "org.apache.spark.sql.api.python.PythonSQLUtils")
+    return CPickleSerializer().loads(utils.toPyRow(metrics.apply(name))).asDict(recursive=False)
+
+
+def lineage(spark: SparkSession, rdd: Any) -> dict[str, int]:
+    """How much of the past a round's job carries: the RDDs it reaches before a
+    checkpoint, the largest serialized partition among them (a task ships one), and how
+    many of them read stored blocks (jvm.blocks).
+
+    The first two stay constant round after round when every version's lineage is cut; a
+    partition that kept references to uncut partitions of earlier versions grows by
+    one link per round.
+    """
+    serialize = jclass(spark, "org.apache.spark.util.Utils").serialize
+    seen: set[int] = set()
+    todo, largest, blocks = [rdd], 0, 0
+    while todo:
+        r = todo.pop()
+        if r.id() in seen:
+            continue
+        seen.add(r.id())
+        blocks += r.getClass().getSimpleName() == "BlockRDD"
+        partitions = r.partitions()
+        if len(partitions):
+            largest = max(largest, len(serialize(partitions[0])))
+        if r.isCheckpointed():
+            continue
+        deps = r.dependencies().iterator()
+        while deps.hasNext():
+            todo.append(deps.next().rdd())
+    return {"rdds": len(seen), "partition_bytes": largest, "blocks": blocks}
+
+
+def derivations(plan: Any, hint: dict[str, int] | None = None, key: str = "") -> int:
+    """Tuples the round derived before deduplication: the rows its home Exchange wrote.
+
+    Read off the SQL metric of the one REPARTITION_BY_NUM Exchange in the plan that ran (a
+    kernel's own shuffles, if any, are ENSURE_REQUIREMENTS). Spark drops that Exchange only
+    when it proves the kernels' union empty, which derives nothing. An observed count before
+    the shuffle would give the same number, but its operator splits the generated code of
+    the join stage and costs 10-17% of a tree(12) run; this costs a few JVM round trips.
+    Every loop round of a stratum has the same plan, so the Exchange's position found once
+    is kept in ``hint[key]`` and checked, not searched for, in the rounds after.
+    """
+    if hint is not None and key in hint:
+        node = plan.p(hint[key])
+        if node is not None and _is_home_exchange(node):
+            return int(node.metrics().apply("shuffleRecordsWritten").value())
+    lines = plan.numberedTreeString().splitlines()
+    for line in reversed(lines):  # the deepest: the one a restored placement adds is above
+        number, _, text = line.partition(" ")
+        home = re.search(r"Exchange .*REPARTITION_BY_NUM, \[plan_id=(\d+)\]", text)
+        if home is None:
+            continue
+        # The line number counts the printed operators; TreeNode.p also counts the
+        # code-generation wrappers, which come before, so the node is at or after it.
+        for index in range(int(number), 2 * len(lines) + 2):
+            node = plan.p(index)
+            if node is None:
+                break
+            if node.nodeName() == "Exchange" and node.id() == int(home.group(1)):
+                if hint is not None:
+                    hint[key] = index
+                return int(node.metrics().apply("shuffleRecordsWritten").value())
+    return 0  # no home Exchange: the optimizer proved the derivation empty and removed it
+
+
+def _is_home_exchange(node: Any) -> bool:
+    return (node.nodeName() == "Exchange"
+            and node.shuffleOrigin().toString() == "REPARTITION_BY_NUM")

@@ -20,7 +20,8 @@ def load_inputs(db, program, inputs: dict[str, Any], facts_dir: Path) -> None:
     With deferred versions (the default) nothing runs here: each input is stored by the
     first job that reads it, and its malformed-line check is reported right after that job.
     """
-    from sparklog.spark.driver import Metrics, _checkpoint, _seq
+    from sparklog.spark import jvm
+    from sparklog.spark.driver import Metrics, _checkpoint
 
     for name in inputs:
         if program.ast.decl(name) is None:
@@ -43,7 +44,7 @@ def load_inputs(db, program, inputs: dict[str, Any], facts_dir: Path) -> None:
             bad = Metrics(db.spark, f"bad_{db.prefix}_{d.relation}_{len(checks)}")
             checks.setdefault(d.relation, []).append((source, bad))
             df = DataFrame(bad.on(df._jdf, F.count(F.when(F.col("_bad"), 1)).alias("bad"),
-                                  _seq(db.spark, [])), db.spark)
+                                  jvm.seq(db.spark, [])), db.spark)
             data.setdefault(d.relation, []).append(df.filter(~F.col("_bad")).drop("_bad"))
     for name, given in inputs.items():
         if not isinstance(given, str | Path):
