@@ -508,7 +508,8 @@ def _sparklog(algo: str, run: Callable[[Any, DataFrame], DataFrame]) -> PeerFn:
         def compute() -> tuple[DataFrame, int | None]:
             engine = _engine(spark)
             edges = edges_df.select("src", "dst", _weights(edges_df).alias("w"))
-            result = run(engine, edges) if source is None else run(engine, edges, source)
+            sourced = algo in ("sssp", "bfs")  # cc takes no source, even if one is given
+            result = run(engine, edges, source) if sourced else run(engine, edges)
             return result.toDF("id", "value"), None
         return _timed(spark, algo, compute)
     return peer
