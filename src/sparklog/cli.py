@@ -15,7 +15,7 @@ import threading
 from contextlib import contextmanager
 from pathlib import Path
 
-from sparklog.defaults import CODEGEN_ROWS
+from sparklog.defaults import BROADCAST_ROWS, CODEGEN_ROWS, JOIN_PLANNING
 from sparklog.engine import PLAN_REUSE
 from sparklog.errors import (DataError, Diagnostic, OutputError, SparklogError,
                              UsageError)
@@ -140,6 +140,12 @@ def _parser() -> argparse.ArgumentParser:
                           "(off)")
     run.add_argument("--no-plan-reuse", dest="reuse_plans", action="store_const", const="off",
                      help="the same as --plan-reuse off")
+    run.add_argument("--join-planning", choices=JOIN_PLANNING, default="off",
+                     help="a join that is not partition-local broadcasts a small delta "
+                          "(dynamic) or shuffles both sides (off); default %(default)s")
+    run.add_argument("--broadcast-rows", type=int, default=BROADCAST_ROWS, metavar="N",
+                     help="the largest delta dynamic join planning broadcasts "
+                          "(default %(default)s)")
     run.add_argument("--codegen-rows", type=int, default=CODEGEN_ROWS, metavar="N",
                      help="use whole-stage code generation only in rounds over at least N "
                           "stored rows (0: in every round; default %(default)s)")
@@ -241,6 +247,8 @@ def _run(args) -> int:
         raise UsageError("--partitions must be at least 1")
     if args.codegen_rows < 0:
         raise UsageError("--codegen-rows must be at least 0")
+    if args.broadcast_rows < 0:
+        raise UsageError("--broadcast-rows must be at least 0")
     if args.stall_timeout < 0:
         raise UsageError("--stall-timeout must be at least 0")
     program = _program(args.program)
@@ -254,6 +262,7 @@ def _run(args) -> int:
                         checkpoint="reliable" if args.checkpoint_dir else "local",
                         checkpoint_dir=args.checkpoint_dir, deferred=args.deferred,
                         pipelined=args.pipelined, reuse_plans=args.reuse_plans,
+                        join_planning=args.join_planning, broadcast_rows=args.broadcast_rows,
                         codegen_rows=args.codegen_rows,
                         stall_seconds=args.stall_timeout or None, on_record=progress.record)
         with _interrupts(engine.spark):

@@ -5,3 +5,10 @@
 # components of R-MAT 14 (rounds over 470,000 rows) 1.5-2.6x faster with it (README,
 # "Benchmarks"); the threshold sits between the two on a log scale.
 CODEGEN_ROWS = 150_000
+
+# Dynamic join planning (Options.join_planning): a round whose delta holds at most this many
+# rows broadcasts it to the joins that are not partition-local, instead of shuffling both
+# sides (the stored side is the larger one). Spark's own broadcast threshold is 10 MB; a
+# delta row takes some 30-60 bytes, so this stays well under it.
+BROADCAST_ROWS = 50_000
+JOIN_PLANNING = ("dynamic", "off")

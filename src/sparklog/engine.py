@@ -6,7 +6,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from sparklog.defaults import CODEGEN_ROWS
+from sparklog.defaults import BROADCAST_ROWS, CODEGEN_ROWS, JOIN_PLANNING
 from sparklog.errors import EngineError, UsageError
 from sparklog.ir.nodes import Plan
 from sparklog.lower import lower
@@ -82,7 +82,8 @@ class Engine:
                  max_iterations: int | None = None, deferred: bool = True,
                  pipelined: bool = True, codegen_rows: int | None = CODEGEN_ROWS,
                  stall_seconds: float | None = 300.0, trace_lineage: bool = False,
-                 reuse_plans: str | bool = "executed",
+                 reuse_plans: str | bool = "executed", join_planning: str = "off",
+                 broadcast_rows: int = BROADCAST_ROWS,
                  on_record: Callable[[dict[str, Any]], None] | None = None) -> None:
         from sparklog.spark import session
 
@@ -92,6 +93,11 @@ class Engine:
         if reuse_plans not in PLAN_REUSE:
             raise UsageError(f"reuse_plans must be one of {', '.join(PLAN_REUSE)}, "
                              f"not {reuse_plans!r}")
+        if join_planning not in JOIN_PLANNING:
+            raise UsageError(f"join_planning must be one of {', '.join(JOIN_PLANNING)}, "
+                             f"not {join_planning!r}")
+        if broadcast_rows < 0:
+            raise UsageError(f"broadcast_rows must be at least 0, not {broadcast_rows}")
         if codegen_rows is not None and codegen_rows < 0:
             raise UsageError(f"codegen_rows must be None or at least 0, not {codegen_rows}")
         self.spark = spark or session.start(master, partitions, dict(conf or {}))
@@ -109,7 +115,8 @@ class Engine:
                                checkpoint_dir=checkpoint_dir, max_iterations=max_iterations,
                                deferred=deferred, pipelined=pipelined,
                                codegen_rows=codegen_rows, stall_seconds=stall_seconds,
-                               trace_lineage=trace_lineage, reuse_plans=reuse_plans)
+                               trace_lineage=trace_lineage, reuse_plans=reuse_plans,
+                               join_planning=join_planning, broadcast_rows=broadcast_rows)
         self.on_record = on_record
 
     def run(self, program: Program | str, inputs: Mapping[str, Any] | None = None,

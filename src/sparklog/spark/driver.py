@@ -34,7 +34,7 @@ from typing import Any
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from sparklog.defaults import CODEGEN_ROWS
+from sparklog.defaults import BROADCAST_ROWS, CODEGEN_ROWS
 from sparklog.ir.nodes import Kernel, Layout, Plan, StratumPlan
 from sparklog.spark import jvm
 from sparklog.spark.combine import combine_for
@@ -42,7 +42,7 @@ from sparklog.spark.jvm import cached_rdds as _cached_rdds
 from sparklog.spark.jvm import stored_rdd as _stored_rdd
 from sparklog.spark.jvm import without_estimates as _without_estimates
 from sparklog.spark.session import FACTORY_MODE, WHOLE_STAGE
-from sparklog.spark.translate import (IT, NEWEST, OLDER, SB, creates_symbols, kernel_sql,
+from sparklog.spark.translate import (IT, NEWEST, OLDER, SB, creates_symbols, kernel_query,
                                       kernel_symbols, sub_bucket)
 
 
@@ -75,6 +75,13 @@ class Options:
     # Rounds reading fewer stored rows are tiny: their tasks make projections without
     # generating code, and a rerun stores its versions serialized (see Database.use_codegen).
     tiny_rows: int = 10_000
+    # Which side of a join that is not partition-local moves (PARALAGG's dynamic join
+    # planning, see Database.broadcast_delta): "dynamic" broadcasts a delta of at most
+    # ``broadcast_rows`` rows, "off" lets Spark shuffle both sides. Off by default: on two
+    # local cores shuffling the stored side costs less than broadcasting the delta and
+    # re-planning the round (a broadcast plan is not rerun); README, "Benchmarks".
+    join_planning: str = "off"
+    broadcast_rows: int = BROADCAST_ROWS
 
     @property
     def defers(self) -> bool:
@@ -175,6 +182,7 @@ class Database:
     # rows expected of versions whose size is not booked yet: deferred inputs (their
     # files' size, see load) and the deferred versions computed from them (_round)
     expected: dict[str, int] = field(default_factory=dict)
+    last_delta: dict[str, int] = field(default_factory=dict)  # see broadcast_delta
     pending: list[tuple[DataFrame, Callable[[], list[Any]]]] = field(default_factory=list)
     sources: dict[str, str] = field(default_factory=dict)  # program text, for diagnostics
     exchanges: dict[str, int] = field(default_factory=dict)  # see derivations()
@@ -339,6 +347,18 @@ class Database:
         self.partition_sizes[relation] = sizes
         self.sizes[relation] = sum(sizes)
         return int(new["n"] or 0)
+
+    def broadcast_delta(self, kernel: Kernel) -> bool:
+        """Whether the kernel's delta side is broadcast to its joins that are not
+        partition-local (translate.Query.broadcast), decided from sizes already known: the
+        delta of the relation's last counted round (one round old when rounds are
+        pipelined), or its expected size before that. The papers' MPI vote (Algorithm 1)
+        becomes a driver decision: every partition sees the same sizes."""
+        if self.options.join_planning != "dynamic" or kernel.delta is None:
+            return False
+        relation = kernel.steps[kernel.delta].relation
+        rows = self.last_delta.get(relation, self.size_or_expected(relation))
+        return rows <= self.options.broadcast_rows
 
     def size_or_expected(self, relation: str) -> int:
         if relation in self.sizes:
@@ -846,6 +866,7 @@ class _Step:
     marked: bool = False  # full is lazily checkpointed (_mark): its RDDs are built
     factory: str = "FALLBACK"  # FACTORY_MODE for its tasks (Database.use_codegen)
     serialized: bool = False  # a tiny rerun, stored serialized (Database.serialized_reruns)
+    outer: str = "local"  # what its joins move (_derive): the stats' join-planning choice
 
 
 @dataclass
@@ -855,6 +876,7 @@ class _Kept:
     template: jvm.Template  # its optimized plan
     name: str  # the name of its new-rows metrics
     placed_name: str | None  # and of its restored placement's, if any
+    outer: str  # what its joins move (_derive)
     executed: jvm.Executed | None = None  # its executed plan, once a rerun may use it
 
 
@@ -883,21 +905,27 @@ def _plan(db: Database, sp: StratumPlan, kernels: tuple[Kernel, ...]) -> list[_S
         mine = [k for k in kernels if k.relation == relation]
         if not mine and relation in db.stored:
             continue
-        key = f"{sp.stratum.index}/{relation}"
+        # one kept plan per join-planning choice: a choice changes the plan
+        choice = "".join("b" if db.broadcast_delta(k) else "-" for k in mine)
+        key = f"{sp.stratum.index}/{relation}/{choice}"
         planned = _replan(db, key, relation, versions, scans) if versions else None
         if planned is not None:
             full, new, rerun = planned
+            outer = db.templates[key].outer
         else:
-            full, new = db.insert(relation, _derive(db, relation, mine), db.iteration)
+            derived, outer = _derive(db, relation, mine)
+            full, new = db.insert(relation, derived, db.iteration)
             _collect_symbols(db, mine)
             rerun = None
             if versions:
                 db.templates[key] = _Kept(jvm.template(db.spark, full, versions), new.name,
-                                          new.placed.name if new.placed is not None else None)
+                                          new.placed.name if new.placed is not None else None,
+                                          outer)
         group = f"{db.prefix}-s{sp.stratum.index}-i{db.iteration}-{relation}"
         description = f"sparklog stratum {sp.stratum.index} iteration {db.iteration}: {relation}"
         step = _Step(relation, full, bool(mine), new, group, description, rerun,
-                     factory=db.factory_now, serialized=db.tiny and db.serialized_reruns)
+                     factory=db.factory_now, serialized=db.tiny and db.serialized_reruns,
+                     outer=outer)
         if rerun is not None and scans:
             _mark(db, [step])  # it reads blocks, not versions: no need to wait for them
         steps.append(step)
@@ -1029,6 +1057,7 @@ def _count_round(db: Database, sp: StratumPlan, steps: list[_Step], settle: bool
     news = {relation: 0 for relation in sp.relations}
     for step in steps:
         news[step.relation] = db.add_new(step.relation, step.new, step.full)
+    db.last_delta.update(news)
     return news
 
 
@@ -1056,16 +1085,22 @@ def _record_step(db: Database, sp: StratumPlan, step: _Step, stats: Stats, itera
     hint = db.exchanges if step.new.placed is None else None
     stats.add(**_record(db, sp, step.relation, iteration, new_rows,
                         jvm.derivations(step.new.executed(), hint, key) if step.derives else 0),
-              seconds=seconds, spark_jobs=jobs)
+              outer=step.outer, seconds=seconds, spark_jobs=jobs)
 
 
-def _derive(db: Database, relation: str, kernels: list[Kernel]) -> DataFrame:
-    """The union of a relation's kernels, planned from one SQL text."""
+def _derive(db: Database, relation: str, kernels: list[Kernel]) -> tuple[DataFrame, str]:
+    """The union of a relation's kernels, planned from one SQL text, and what their joins
+    that are not partition-local move: "local" (no such join: only the new tuples cross
+    the round's one shuffle), "delta" (the delta side is broadcast, the stored side stays),
+    "both" (Spark shuffles both sides)."""
     if not kernels:
         return empty_frame(db.spark, [(f"c{i}", _spark_type(k))
-                                      for i, k in enumerate(db.kinds(relation))])
-    sql = " UNION ALL ".join(f"({kernel_sql(k, db)})" for k in kernels)
-    return DataFrame(db.spark._jsparkSession.sql(sql), db.spark)
+                                      for i, k in enumerate(db.kinds(relation))]), "local"
+    queries = [kernel_query(k, db) for k in kernels]
+    sql = " UNION ALL ".join(f"({text})" for text, _ in queries)
+    moved = {m for _, ms in queries for m in ms}
+    outer = "both" if "both" in moved else "delta" if "delta" in moved else "local"
+    return DataFrame(db.spark._jsparkSession.sql(sql), db.spark), outer
 
 
 def _collect_symbols(db: Database, kernels: list[Kernel]) -> None:

@@ -35,6 +35,7 @@ class Store(Protocol):
     def symbols_view(self) -> str: ...
     def layout(self, relation: str) -> Layout: ...
     def kinds(self, relation: str) -> tuple[str, ...]: ...
+    def broadcast_delta(self, kernel: Kernel) -> bool: ...
 
 
 @dataclass
@@ -46,6 +47,10 @@ class Query:
     partitioned_as: Scan | None = None  # the stored scan whose partitioning sql still has
     text_columns: set[str] = field(default_factory=set)
     depth: int = 0
+    # dynamic join planning (Store.broadcast_delta): the side holding the round's delta is
+    # broadcast to the joins that are not partition-local, instead of shuffling both sides
+    broadcast: bool = False
+    moved: list[str] = field(default_factory=list)  # what each such join moved
 
     def wrap(self, select: str, tail: str = "") -> str:
         """``SELECT <select> FROM (<sql>) q<depth> <tail>``."""
@@ -59,14 +64,22 @@ def kernel_frame(kernel: Kernel, store: Store) -> DataFrame:
 
 
 def kernel_sql(kernel: Kernel, store: Store) -> str:
-    q = run_steps(kernel.steps, store)
+    return kernel_query(kernel, store)[0]
+
+
+def kernel_query(kernel: Kernel, store: Store) -> tuple[str, list[str]]:
+    """The kernel's SQL and what each of its joins that is not partition-local moves:
+    "delta" (broadcast) or "both" (shuffled)."""
+    start = Query(None, X.Scope(), broadcast=kernel.delta is not None
+                  and store.broadcast_delta(kernel))
+    q = run_steps(kernel.steps, store, start)
     _ensure_text(q, _head_text_vars(kernel.head), store)
     cols = [f"{X.value(t, q.scope)} AS c{i}" for i, t in enumerate(kernel.head)]
     inner = q.wrap(", ".join(cols) or "1 AS _unit")
     if not kernel.head:
-        return inner
+        return inner, q.moved
     return f"SELECT * FROM ({inner}) h WHERE " + " AND ".join(
-        f"c{i} IS NOT NULL" for i in range(len(kernel.head)))
+        f"c{i} IS NOT NULL" for i in range(len(kernel.head))), q.moved
 
 
 def creates_symbols(kernel: Kernel) -> bool:
@@ -153,7 +166,8 @@ def _scan(step: Scan, q: Query, store: Store) -> Query:
     shared = [v for v in new_vars if v in scope.columns]
     if q.sql is None:  # the first scan: its partitioning is the stored layout
         names = {v: scope.bind(v, k) for v, k in new_vars.items()}
-        return Query(scan_sql(step, store, names, keep_sb=True), scope, step, q.text_columns)
+        return Query(scan_sql(step, store, names, keep_sb=True), scope, step, q.text_columns,
+                     broadcast=q.broadcast, moved=q.moved)
     names = {v: scope.bind(v, k) for v, k in new_vars.items()}
     co = _co_partitioned(q.partitioned_as, step, store, shared)
     right = scan_sql(step, store, names, keep_sb=co)
@@ -161,11 +175,15 @@ def _scan(step: Scan, q: Query, store: Store) -> Query:
     on = [f"l.{names[v]} = r.{names[v]}" for v in shared] + ([f"l.{SB} = r.{SB}"] if co else [])
     select = ", ".join(["l.*"] + [f"r.{c}" for c in fresh])
     join = f"JOIN ({right}) r ON {' AND '.join(on)}" if on else f"CROSS JOIN ({right}) r"
+    hint = ""
+    if on and not co:  # not partition-local: one side or both must move (PARALAGG §IV-D)
+        hint = "/*+ BROADCAST(l) */ " if q.broadcast else ""
+        q.moved.append("delta" if q.broadcast else "both")
     q.depth += 1
-    sql = f"SELECT {select} FROM ({q.sql}) l {join}"
+    sql = f"SELECT {hint}{select} FROM ({q.sql}) l {join}"
     # the sub-bucket column has done its work: later joins are not co-partitioned
     return Query(_drop_sb(sql, q) if co or SB in _columns(q) else sql, scope, None,
-                 q.text_columns, q.depth)
+                 q.text_columns, q.depth, q.broadcast, q.moved)
 
 
 def _columns(q: Query) -> list[str]:
