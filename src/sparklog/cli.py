@@ -140,6 +140,9 @@ def _parser() -> argparse.ArgumentParser:
                           "(off)")
     run.add_argument("--no-plan-reuse", dest="reuse_plans", action="store_const", const="off",
                      help="the same as --plan-reuse off")
+    run.add_argument("--max-iterations", type=int, default=None, metavar="N",
+                     help="stop each recursive stratum after N rounds; a lattice relation "
+                          "whose values still improve then is an error (default: no limit)")
     run.add_argument("--join-planning", choices=JOIN_PLANNING, default="off",
                      help="a join that is not partition-local broadcasts a small delta "
                           "(dynamic) or shuffles both sides (off); default %(default)s")
@@ -249,6 +252,8 @@ def _run(args) -> int:
         raise UsageError("--codegen-rows must be at least 0")
     if args.broadcast_rows < 0:
         raise UsageError("--broadcast-rows must be at least 0")
+    if args.max_iterations is not None and args.max_iterations < 1:
+        raise UsageError("--max-iterations must be at least 1")
     if args.stall_timeout < 0:
         raise UsageError("--stall-timeout must be at least 0")
     program = _program(args.program)
@@ -263,6 +268,7 @@ def _run(args) -> int:
                         checkpoint_dir=args.checkpoint_dir, deferred=args.deferred,
                         pipelined=args.pipelined, reuse_plans=args.reuse_plans,
                         join_planning=args.join_planning, broadcast_rows=args.broadcast_rows,
+                        max_iterations=args.max_iterations,
                         codegen_rows=args.codegen_rows,
                         stall_seconds=args.stall_timeout or None, on_record=progress.record)
         with _interrupts(engine.spark):

@@ -86,6 +86,9 @@ def test_check_ok_and_usage_errors(tc_dir, capsys):
     assert main(["check", str(tc_dir / "tc.dl")]) == 0
     assert main(["run", str(tc_dir / "tc.dl"), "--conf", "novalue"]) == 2
     assert main(["run", str(tc_dir / "tc.dl"), "--codegen-rows", "-1"]) == 2
+    assert main(["run", str(tc_dir / "tc.dl"), "--broadcast-rows", "-1"]) == 2
+    assert main(["run", str(tc_dir / "tc.dl"), "--max-iterations", "0"]) == 2
+    assert "--max-iterations must be at least 1" in capsys.readouterr().err
     with pytest.raises(SystemExit) as exit_:
         main(["run"])
     assert exit_.value.code == 2
