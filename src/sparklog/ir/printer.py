@@ -14,8 +14,10 @@ def print_plan(plan: Plan) -> str:
                      + (" recursive" if s.recursive else ""))
         for r in s.relations:
             lay = plan.layouts[r]
+            lattice = ("" if lay.lattice is None else
+                       f", one tuple per key: c{lay.dependent} is ${lay.lattice.upper()}")
             lines.append(f"  layout {r}: bucket by {_cols(lay.key)}, "
-                         f"{lay.sub_buckets} sub-bucket(s)")
+                         f"{lay.sub_buckets} sub-bucket(s){lattice}")
         for k in sp.preamble:
             lines.append("  once  " + print_kernel(k))
         for k in sp.loop:
