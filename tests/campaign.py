@@ -5,8 +5,12 @@ Usage (from the repository root)::
     python3 -m tests.campaign --runs 5000            # seeds 0..4999
     python3 -m tests.campaign --runs 500 --seed 7000 --batch 8 --partitions 2 2>/dev/null
     python3 -m tests.campaign --runs 1 --seed 25     # one program again, shrunk if it fails
+    python3 -m tests.campaign --runs 300 --lattice 1  # programs with $MIN/$MAX relations
+    python3 -m tests.campaign --runs 2000 --lattice 0.2  # a fifth of them lattice programs
 
-Each seed gives one program (tests/strategies.py ``generate``) with its facts. Programs are
+Each seed gives one program (tests/strategies.py ``generate``, or ``generate_lattice`` for
+a lattice program: ``--lattice P`` draws one for a fraction P of the seeds, the same seeds
+for the same P) with its facts. Programs are
 evaluated ``--batch`` at a time in one engine run: their relations carry a prefix per
 program (``p3_r0``), so the programs are independent parts of one text, and the result is
 split back per program. A program whose batch fails is rerun alone to find the culprit.
@@ -20,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import random
 import sys
 import time
 from dataclasses import dataclass, replace
@@ -28,7 +33,7 @@ from sparklog.syntax.nodes import Program
 from sparklog.syntax.parser import parse
 from sparklog.syntax.printer import print_program
 from tests import reference
-from tests.strategies import generate
+from tests.strategies import generate, generate_lattice
 
 KIND_OF_DF = {"number": "long", "unsigned": "long", "float": "double", "symbol": "string"}
 
@@ -41,6 +46,7 @@ class Case:
     text: str
     ast: Program
     facts: dict[str, set[tuple]]
+    lattice: bool = False  # drawn by generate_lattice
 
 
 @dataclass
@@ -52,16 +58,24 @@ class Outcome:
     detail: str = ""
 
 
-def make_case(seed: int, prefix: str = "", **sizes) -> Case:
-    """The case of a seed; relation names get ``prefix``."""
-    program, facts = generate(seed, prefix, **sizes)
-    return from_program(seed, program, facts)
+def make_case(seed: int, prefix: str = "", lattice: bool = False, **sizes) -> Case:
+    """The case of a seed; relation names get ``prefix``. ``lattice``: a program of
+    ``generate_lattice`` (sizes: ``max_inputs``, ``max_groups``) rather than ``generate``."""
+    program, facts = (generate_lattice if lattice else generate)(seed, prefix, **sizes)
+    return from_program(seed, program, facts, lattice)
 
 
-def from_program(seed: int, program: Program, facts: dict[str, set[tuple]]) -> Case:
+def from_program(seed: int, program: Program, facts: dict[str, set[tuple]],
+                 lattice: bool = False) -> Case:
     """A case that both the engine and the reference see through the printed text."""
     text = print_program(program)
-    return Case(seed, text, parse(text), facts)
+    return Case(seed, text, parse(text), facts, lattice)
+
+
+def is_lattice(seed: int, fraction: float) -> bool:
+    """Whether the campaign draws a lattice program for a seed (``--lattice fraction``):
+    the same answer for the same seed and fraction, whatever the other seeds."""
+    return fraction >= 1 or random.Random(f"lattice {seed}").random() < fraction
 
 
 def _normal(kinds: tuple[str, ...], row: tuple) -> tuple:
@@ -167,7 +181,7 @@ def _valid(case: Case) -> Case | None:
     import sparklog
 
     try:
-        fresh = from_program(case.seed, case.ast, case.facts)
+        fresh = from_program(case.seed, case.ast, case.facts, case.lattice)
         sparklog.Program(fresh.ast)
         reference.evaluate(fresh.ast, fresh.facts)
     except Exception:  # noqa: BLE001 - an invalid candidate is simply skipped
@@ -203,7 +217,8 @@ def report(outcome: Outcome) -> str:
     """A failing case as text: seed, program, facts, what differs."""
     facts = "\n".join(f"  {name}: {sorted(rows, key=repr)}"
                       for name, rows in sorted(outcome.case.facts.items()))
-    return (f"--- seed {outcome.case.seed}: {outcome.status}\n{outcome.case.text}"
+    kind = " (lattice program)" if outcome.case.lattice else ""
+    return (f"--- seed {outcome.case.seed}{kind}: {outcome.status}\n{outcome.case.text}"
             f"facts (DataFrame inputs):\n{facts or '  (none)'}\n{outcome.detail}\n")
 
 
@@ -214,8 +229,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0, help="first seed")
     parser.add_argument("--batch", type=int, default=8, help="programs per engine run")
     parser.add_argument("--partitions", type=int, default=2)
-    parser.add_argument("--max-inputs", type=int, default=3, help="input relations, at most")
-    parser.add_argument("--max-groups", type=int, default=4, help="strata drawn, at most")
+    parser.add_argument("--max-inputs", type=int, default=None,
+                        help="input relations, at most (default 3; lattice programs: 2 "
+                        "besides their edges and nodes)")
+    parser.add_argument("--max-groups", type=int, default=None,
+                        help="strata drawn, at most (default 4; lattice programs: 3)")
+    parser.add_argument("--lattice", type=float, default=0.0, metavar="P",
+                        help="fraction of seeds drawn as lattice programs ($MIN/$MAX "
+                        "relations, tests/strategies.py generate_lattice); 1 for all")
     parser.add_argument("--no-shrink", action="store_true", help="report failures as drawn")
     args = parser.parse_args(argv)
     from sparklog.spark import session
@@ -224,25 +245,29 @@ def main(argv: list[str] | None = None) -> int:
     spark = session.start(f"local[{args.partitions}]", partitions=args.partitions,
                           conf={"spark.driver.memory": "2g"})
     engine = sparklog.Engine(spark=spark, partitions=args.partitions)
-    sizes = {"max_inputs": args.max_inputs, "max_groups": args.max_groups}
+    sizes = {k: v for k, v in (("max_inputs", args.max_inputs),
+                               ("max_groups", args.max_groups)) if v is not None}
     failures: list[Outcome] = []
     done, start = 0, time.time()
     seeds = list(range(args.seed, args.seed + args.runs))
     for at in range(0, len(seeds), args.batch):
         chunk, broken = [], []
         for seed in seeds[at:at + args.batch]:
+            lattice = is_lattice(seed, args.lattice)
             try:
-                chunk.append(make_case(seed, f"p{seed}_", **sizes))
+                chunk.append(make_case(seed, f"p{seed}_", lattice, **sizes))
             except Exception as exc:  # noqa: BLE001 - the parser failed on a printed program
-                program, facts = generate(seed, **sizes)
-                broken.append(Outcome(Case(seed, print_program(program), program, facts),
+                program, facts = (generate_lattice if lattice else generate)(seed, **sizes)
+                broken.append(Outcome(Case(seed, print_program(program), program, facts,
+                                           lattice),
                                       "error", f"parse: {type(exc).__name__}: {exc}"))
         for outcome in broken + (run_cases(engine, spark, chunk) if chunk else []):
             done += 1
             if outcome.status != "ok":
                 first = outcome
                 if not outcome.detail.startswith("parse: "):
-                    first = run_cases(engine, spark, [make_case(outcome.case.seed, **sizes)])[0]
+                    alone = make_case(outcome.case.seed, "", outcome.case.lattice, **sizes)
+                    first = run_cases(engine, spark, [alone])[0]
                 if first.status == "ok":  # fails only next to other programs
                     first = outcome
                 elif not args.no_shrink:
@@ -251,7 +276,9 @@ def main(argv: list[str] | None = None) -> int:
                 print(report(first), flush=True)
         print(f"[{time.time() - start:7.1f}s] {done}/{len(seeds)} programs, "
               f"{done - len(failures)} agree, {len(failures)} fail", flush=True)
-    print(f"summary: {done} programs (seeds {args.seed}..{args.seed + args.runs - 1}), "
+    lattices = sum(is_lattice(s, args.lattice) for s in seeds)
+    print(f"summary: {done} programs (seeds {args.seed}..{args.seed + args.runs - 1}"
+          f"{f', {lattices} of them lattice programs' if args.lattice else ''}), "
           f"{done - len(failures)} agree with the reference, {len(failures)} fail"
           + ("" if not failures else ": seeds " + ", ".join(str(f.case.seed) for f in failures)))
     spark.stop()

@@ -310,6 +310,10 @@ class Evaluator:
     def __init__(self, program: Program) -> None:
         self.program = program
         self.lattices = lattices(program)
+        # whether a lattice's dependent column is unsigned: its values are kept as signed
+        # 64-bit patterns (see Unsigned), so the join must order them as unsigned
+        self.unsigned = {r: _column_type(program, r, c) == "unsigned"
+                         for r, (c, _) in self.lattices.items()}
         self.db: dict[str, set[tuple]] = {}
         self.indexes: dict[tuple[str, tuple[int, ...]], dict[tuple, list[tuple]]] = {}
         self.symbols: dict[str, int] = {}
@@ -508,7 +512,8 @@ class Evaluator:
             for relation, rows in derived:
                 table = self.db.setdefault(relation, set())
                 if relation in self.lattices:
-                    joined = lattice_join(table | rows, *self.lattices[relation])
+                    joined = lattice_join(table | rows, *self.lattices[relation],
+                                          unsigned=self.unsigned[relation])
                     changed |= joined != table
                     self.db[relation] = joined
                 elif not rows <= table:
@@ -528,13 +533,19 @@ def lattices(program: Program) -> dict[str, tuple[int, str]]:
     return out
 
 
-def lattice_join(rows: set[tuple], column: int, func: str) -> set[tuple]:
+def lattice_join(rows: set[tuple], column: int, func: str,
+                 unsigned: bool = False) -> set[tuple]:
     """One tuple per key (the other columns): the least (min) or greatest (max) value.
-    NaN counts as greater than every float, as Spark orders it."""
-    order = lambda v: (isinstance(v, float) and math.isnan(v), v if v == v else 0)
+    NaN counts as greater than every float, as Spark orders it. ``unsigned``: the values
+    are compared as unsigned 64-bit integers and kept as ``Unsigned`` (a literal or plain
+    arithmetic may leave a signed pattern: 2^63 + 1 as -2^63 + 1, which must still beat
+    2^63 under $MAX, and be halved as 2^62 by ``/ 2``)."""
+    order = lambda v: (isinstance(v, float) and math.isnan(v), v if v == v else 0)  # noqa: E731
     best: dict[tuple, object] = {}
     for row in rows:
         key, value = row[:column] + row[column + 1:], row[column]
+        if unsigned:
+            value = Unsigned(value)
         if key not in best or (order(value) < order(best[key]) if func == "min"
                                else order(value) > order(best[key])):
             best[key] = value
@@ -653,6 +664,14 @@ def strata(program: Program, relations: set[str]) -> list[list[str]]:
 # Entry point
 
 
+def _column_type(program: Program, relation: str, column: int) -> str | None:
+    """The primitive type of a declared relation's column (None if undeclared)."""
+    decl = program.decl(relation)
+    if decl is None or column >= len(decl.attributes):
+        return None
+    return _primitive(program, decl.attributes[column].type)
+
+
 def _primitive(program: Program, type_name: str) -> str:
     """The primitive type a (possibly user-defined) type name resolves to."""
     bases = {t.name: t.base for t in program.types}
@@ -704,7 +723,8 @@ def evaluate(program: Program,
     for name in relations:
         ev.db[name] = {_coerce(program, name, row) for row in inputs.get(name, ())}
         if name in ev.lattices:
-            ev.db[name] = lattice_join(ev.db[name], *ev.lattices[name])
+            ev.db[name] = lattice_join(ev.db[name], *ev.lattices[name],
+                                       unsigned=ev.unsigned[name])
     for stratum in strata(program, relations):
         members = set(stratum)
         ev.run_stratum([c for c in program.clauses if c.head.relation in members])

@@ -21,6 +21,10 @@ filtered into a small range (``t >= -8, t < 8``, ``strlen(t) <= 4``) and float a
 there only adds and subtracts, so every stratum's values are drawn from a finite set.
 Integer division only by nonzero constants (Soufflé would crash), floats are multiples of
 1/4 (every sum and mean is exact in any order), unsigned values never go below zero.
+
+``generate_lattice(seed)`` and ``lattice_programs()`` draw programs with lattice relations
+(``$MIN``/``$MAX`` head aggregates) instead: see "Lattice programs" below. They are a
+separate generator, so ``generate`` draws the same program for a seed as it always did.
 """
 
 from __future__ import annotations
@@ -32,7 +36,8 @@ from hypothesis import strategies as st
 
 from sparklog.syntax.nodes import (
     Aggregate, Atom, Attribute, BinOp, Call, Clause, Comparison, Constraint, Decl, Directive,
-    Float, Literal, Negation, Number, Program, String, Term, UnaryOp, Var, Wildcard,
+    Float, HeadAggregate, Literal, Negation, Number, Program, String, Term, UnaryOp, Var,
+    Wildcard,
 )
 
 TYPES = ("number", "unsigned", "float", "symbol")
@@ -410,3 +415,579 @@ def programs(max_inputs: int = 3, max_groups: int = 4
     """``generate`` as a hypothesis strategy (a seed is what hypothesis draws)."""
     return st.integers(0, 2**32 - 1).map(
         lambda seed: generate(seed, max_inputs=max_inputs, max_groups=max_groups))
+
+
+# ---------------------------------------------------------------------------------------
+# Lattice programs: relations with a $MIN / $MAX head column (semantics/lattices.py)
+#
+# A separate generator, so that ``generate`` draws the same programs as before for every
+# seed. Its programs read weighted edges, unweighted edges and nodes (values drawn from small
+# non-negative domains) and a few inputs of random types, and build strata of three sorts:
+#
+# - recursive lattice strata of one to three lattice relations (mutual recursion), each with
+#   one to three independent columns (one of them the node that moves along edges, the others
+#   carried along, copied or set to constants) and its dependent column anywhere; seeds from
+#   facts, from rules over the inputs (with or without the head aggregate) and from random
+#   rules over lower strata; recursive rules that step along an edge (SSSP ``$MIN(d + w)``,
+#   widest path ``$MAX(min(d, w))``, label propagation ``$MIN(d)``, ...), join two lattice
+#   atoms (``$MIN(a + b)``, ``$MAX(min(a, b))``), or copy between the stratum's relations
+#   (``to_float`` from a number lattice into a float one); sometimes a set relation in the
+#   stratum that reads a lattice relation through wildcards and feeds it back; seed facts
+#   of unsigned relations above 2^63 (the engine flips the sign bit to order them), and
+#   seeds given as a DataFrame (a lattice relation that is also ``.input``);
+# - non-recursive lattice strata (``best(x, $MIN(c)) :- cost(x, c).``) whose rules are the
+#   random rules of ``Gen.rule`` with the dependent head argument wrapped, sometimes of a
+#   relation with no independent column (one value for the whole relation);
+# - later set strata that read lattice relations through negation and body aggregates.
+#
+# Every program converges: recursive rules only use the monotone operators the checker
+# accepts, in forms that cannot improve a value forever along a cycle: under $MIN only
+# non-negative addends (weights, constants), ``max``/``min`` with a weight, ``* w`` over
+# unsigned values, ``/ 2`` over integers; under $MAX ``min``/``max`` with a weight, ``- w``
+# (number and float) and ``/ 2``. The nonlinear ``$MIN(a + b)`` only appears in strata whose
+# seeds are all non-negative. Float weights are multiples of 1/4, so every sum is exact.
+
+NODES = {"number": (0, 1, 2, 3, 4, 5), "unsigned": (0, 1, 2, 3, 4, 5),
+         "symbol": ("a", "b", "c", "ab", "")}
+WEIGHTS = {"number": (0, 1, 1, 2, 3, 5), "unsigned": (0, 1, 1, 2, 3, 5),
+           "float": (0.0, 0.25, 0.5, 1.0, 1.0, 2.5)}
+DEPENDENT = ("number", "unsigned", "float")
+HUGE = (1 << 63, (1 << 63) + 5, (1 << 64) - 1)  # unsigned, above every signed long
+
+
+@dataclass(frozen=True)
+class Lat:
+    """A lattice relation being generated: its dependent column, lattice (``min`` or
+    ``max``) and node column (the independent column that moves along edges; -1 for a
+    relation without independent columns, which only non-recursive strata draw)."""
+
+    rel: Rel
+    column: int
+    func: str
+    node: int
+
+    @property
+    def kind(self) -> str:
+        return self.rel.types[self.column]
+
+
+@dataclass(frozen=True)
+class Edge:
+    """An input relation of edges: the columns of source, target and weight (or None)."""
+
+    rel: Rel
+    src: int
+    dst: int
+    weight: int | None
+
+
+class LatticeGen(Gen):
+    """Draws one program with lattice relations; every choice comes from ``rng``."""
+
+    # -- inputs -------------------------------------------------------------------------
+
+    def edge_relation(self, name: str, weight: str | None) -> Edge:
+        """Edges over nodes, with a weight column of a kind and sometimes an extra column,
+        in any column order."""
+        cols = [("src", self.node), ("dst", self.node)]
+        if weight is not None:
+            cols.append(("w", weight))
+        if self.chance(0.25):
+            cols.append(("extra", self.rng.choice(TYPES)))
+        self.rng.shuffle(cols)
+        at = {role: i for i, (role, _) in enumerate(cols)}
+        rel = Rel(f"{self.prefix}{name}", tuple(k for _, k in cols), 0)
+        return Edge(rel, at["src"], at["dst"], at.get("w"))
+
+    def edge_rows(self, edge: Edge) -> set[tuple]:
+        rows = set()
+        for _ in range(self.rng.randint(2, 10)):
+            row = []
+            for i, kind in enumerate(edge.rel.types):
+                if i in (edge.src, edge.dst):
+                    row.append(self.rng.choice(NODES[kind]))
+                elif i == edge.weight:
+                    row.append(self.rng.choice(WEIGHTS[kind]))
+                else:
+                    row.append(_value(self.rng, kind))
+            rows.add(tuple(row))
+        return rows
+
+    # -- lattice relations --------------------------------------------------------------
+
+    def lattice_relation(self, name: str, func: str | None = None,
+                         kind: str | None = None) -> Lat:
+        """One to three independent columns (one of them the node) and a dependent column
+        of a numeric kind at any position."""
+        rng = self.rng
+        kind = kind or (self.weight if self.chance(0.6) else rng.choice(DEPENDENT))
+        if self.chance(0.15) and self.node in DEPENDENT:
+            kind = self.node  # label propagation: the values are node names
+        independent = [self.node if self.chance(0.5) else rng.choice(TYPES)
+                       for _ in range(rng.choice((0, 0, 1, 1, 2)))]
+        node = rng.randint(0, len(independent))
+        independent.insert(node, self.node)
+        column = rng.randint(0, len(independent))
+        types = independent[:column] + [kind] + independent[column:]
+        func = func or rng.choice(("min", "min", "max"))
+        return Lat(Rel(f"{self.prefix}{name}", tuple(types), 1), column, func,
+                   node if node < column else node + 1)
+
+    def nonneg_constant(self, kind: str) -> Term:
+        return _term_of(self.rng.choice(WEIGHTS[kind]), kind)
+
+    def wrap(self, clause: Clause, lat: Lat, p: float) -> Clause:
+        """The clause with its dependent head argument as ``$MIN(..)``/``$MAX(..)``, with
+        probability ``p`` (a rule without it is a seed combined by the same lattice)."""
+        if not self.chance(p):
+            return clause
+        args = list(clause.head.args)
+        args[lat.column] = HeadAggregate(lat.func, args[lat.column])
+        return Clause(Atom(clause.head.relation, tuple(args)), clause.body)
+
+    def head_args(self, lat: Lat, scope: Scope, value: Term, copy: dict[int, Term],
+                  node: Term) -> tuple[Term, ...]:
+        """A lattice head: ``node`` in its node column, ``value`` in its dependent column,
+        the other independent columns copied (``copy``), other variables or constants."""
+        args: list[Term] = []
+        for i, kind in enumerate(lat.rel.types):
+            if i == lat.column:
+                args.append(value)
+            elif i == lat.node:
+                args.append(node)
+            elif i in copy and self.chance(0.8):
+                args.append(copy[i])
+            else:
+                var = self.var_of(scope, kind)
+                args.append(var if var is not None and self.chance(0.7)
+                            else _constant(self.rng, kind))
+        return tuple(args)
+
+    def filters(self, scope: Scope, lower: list[Rel], recursive: bool) -> list[Literal]:
+        """Comparisons and negations over the independent variables of a rule."""
+        out: list[Literal] = []
+        if self.chance(0.25):
+            literal = self.comparison(scope, recursive)
+            if literal is not None:
+                out.append(literal)
+        if lower and self.chance(0.15):
+            out.append(self.negation(lower, scope, recursive))
+        return out
+
+    # -- seeds --------------------------------------------------------------------------
+
+    def seed_rows(self, lat: Lat, nonneg: bool, huge: bool = False) -> list[tuple]:
+        """A few tuples of ``lat``, often several for one key; ``huge``: unsigned values
+        may have the top bit set (only in the program text: a DataFrame holds longs)."""
+        out = []
+        for _ in range(self.rng.choice((1, 1, 2, 3))):
+            row = []
+            for i, kind in enumerate(lat.rel.types):
+                if i == lat.column and huge and kind == "unsigned" and self.chance(0.3):
+                    row.append(self.rng.choice(HUGE))
+                elif i == lat.column:
+                    row.append(self.rng.choice(WEIGHTS[kind]) if nonneg or self.chance(0.5)
+                               else _value(self.rng, kind))
+                elif i == lat.node or (kind == self.node and self.chance(0.6)):
+                    row.append(self.rng.choice(NODES[kind]))
+                else:
+                    row.append(_value(self.rng, kind))
+            out.append(tuple(row))
+        return out
+
+    def seed_facts(self, lat: Lat, nonneg: bool) -> list[Clause]:
+        """Facts of ``lat`` in the program text."""
+        return [Clause(Atom(lat.rel.name, tuple(_term_of(v, k) for v, k in
+                                                zip(row, lat.rel.types, strict=True))), ())
+                for row in self.seed_rows(lat, nonneg, huge=not nonneg)]
+
+    def seed_rule(self, lat: Lat, nonneg: bool, lower: list[Rel]) -> Clause:
+        """``L(.., x, .., v) :- e(x, y, w).``: a seed from an input of edges or nodes."""
+        rng = self.rng
+        source = rng.choice(self.edges + ([self.nodes] if self.nodes else []))
+        rel = source.rel if isinstance(source, Edge) else source
+        scope, safe, args = Scope(), {k: [] for k in TYPES}, []
+        for i, kind in enumerate(rel.types):
+            pick = rng.random()
+            if pick < 0.85:
+                name = f"q{i}"
+                scope.add(name, kind)
+                # node and weight columns hold non-negative values, others anything
+                if not isinstance(source, Edge) or i in (source.src, source.dst, source.weight):
+                    safe[kind].append(name)
+                args.append(Var(name))
+            elif pick < 0.95:
+                args.append(Wildcard())
+            else:
+                args.append(_constant(rng, kind))
+        body: list[Literal] = [Atom(rel.name, tuple(args))]
+        kind = lat.kind
+        if safe[kind] and self.chance(0.6):
+            value: Term = Var(rng.choice(safe[kind]))
+        elif not nonneg and scope.bound[kind] and self.chance(0.5):
+            value = self.expr(scope, kind, False)
+        else:
+            value = self.nonneg_constant(kind) if nonneg else _constant(rng, kind)
+        node = self.var_of(scope, self.node) or _term_of(rng.choice(NODES[self.node]), self.node)
+        body += self.filters(scope, lower, False)
+        head = Atom(lat.rel.name, self.head_args(lat, scope, value, {}, node))
+        return self.wrap(Clause(head, tuple(body)), lat, 0.5)
+
+    # -- recursive rules ----------------------------------------------------------------
+
+    def read(self, lat: Lat, scope: Scope, node: str, dep: str | None,
+             share: bool, fixed: dict[int, str] | None = None) -> tuple[Atom, dict[int, Term]]:
+        """``lat`` in the body of a recursive rule: ``node`` in its node column, its value
+        into ``dep`` (``_`` if None), the other columns variables (shared with the rule's
+        other atoms if ``share``), constants or wildcards."""
+        args: list[Term] = []
+        carried: dict[int, Term] = {}
+        for i, kind in enumerate(lat.rel.types):
+            if i == lat.column:
+                args.append(Var(dep) if dep else Wildcard())
+                continue
+            if i == lat.node or i in (fixed or {}):
+                name = node if i == lat.node else fixed[i]  # type: ignore[index]
+                args.append(Var(name))
+                scope.add(name, kind)
+                continue
+            pick = self.rng.random()
+            if pick < 0.8:
+                var = self.var_of(scope, kind) if share and self.chance(0.5) else None
+                if var is None:
+                    var = Var(scope.new(kind, "k"))
+                    scope.add(var.name, kind)
+                args.append(var)
+                carried[i] = var
+            elif pick < 0.92:
+                args.append(_constant(self.rng, kind))
+                carried[i] = args[-1]
+            else:
+                args.append(Wildcard())
+        return Atom(lat.rel.name, tuple(args)), carried
+
+    def step_atom(self, edge: Edge, scope: Scope, src: str, dst: str) -> Atom:
+        args: list[Term] = []
+        for i, kind in enumerate(edge.rel.types):
+            if i == edge.src:
+                args.append(Var(src))
+            elif i == edge.dst:
+                args.append(Var(dst))
+                scope.add(dst, kind)
+            elif i == edge.weight:
+                args.append(Var("w"))
+                scope.add("w", kind)
+            elif self.chance(0.5):
+                args.append(Wildcard())
+            else:
+                name = scope.new(kind, "o")
+                scope.add(name, kind)
+                args.append(Var(name))
+        return Atom(edge.rel.name, tuple(args))
+
+    def addends(self, kind: str, edge: Edge | None) -> list[Term]:
+        """Non-negative terms of a kind: the edge's weight if it fits, small constants."""
+        out = [self.nonneg_constant(kind)]
+        if edge is not None and edge.weight is not None:
+            w = edge.rel.types[edge.weight]
+            if w == kind:
+                out += [Var("w")] * 3
+            elif w == "number" and kind == "float":
+                out.append(Call("to_float", (Var("w"),)))
+        return out
+
+    def step_value(self, lat: Lat, d: Term | None, ts: list[Term]) -> Term:
+        """A value monotone in ``d`` that no cycle improves forever (see the top)."""
+        rng, kind = self.rng, lat.kind
+        t = rng.choice(ts)
+        if d is None:
+            return t
+        if lat.func == "min":
+            forms = ["d", "+", "+", "t+", "max", "min", "++"]
+            forms += ["*"] if kind == "unsigned" else []
+            forms += ["/"] if kind != "float" else []
+        else:
+            forms = ["d", "min", "min", "max"]
+            forms += ["-"] if kind != "unsigned" else []
+            forms += ["/"] if kind != "float" else []
+        form = rng.choice(forms)
+        if form == "d":
+            return d
+        if form in ("+", "-", "*"):
+            return BinOp(form, d, t)
+        if form == "t+":
+            return BinOp("+", t, d)
+        if form == "++":
+            return BinOp("+", BinOp("+", d, t), self.nonneg_constant(kind))
+        if form == "/":
+            return BinOp("/", d, _term_of(2, kind))
+        return Call(form, (d, t) if self.chance(0.5) else (t, d))
+
+    def readable(self, source: Lat, target: Lat) -> Term | None:
+        """How ``target`` may use the value of ``source`` (None: not at all)."""
+        if source.func != target.func:
+            return None
+        if source.kind == target.kind:
+            return Var("d")
+        if source.kind == "number" and target.kind == "float":
+            return Call("to_float", (Var("d"),))
+        return None
+
+    def step_rule(self, lat: Lat, group: list[Lat], lower: list[Rel],
+                  links: list[Rel]) -> Clause:
+        """``L(.., z, .., f(d, w)) :- M(.., y, .., d), e(y, z, w).`` with M in the stratum
+        (often L itself); without the edge the value is copied across the stratum."""
+        rng = self.rng
+        source = lat if self.chance(0.6) else rng.choice(group)
+        scope = Scope()
+        value_of = self.readable(source, lat)
+        if value_of is not None and self.chance(0.1):
+            value_of = None  # read through a wildcard
+        atom, carried = self.read(source, scope, "y", "d" if value_of is not None else None,
+                                  False)
+        body: list[Literal] = [atom]
+        edge, node = None, Var("y")
+        if self.chance(0.85) or source is lat:
+            edge = rng.choice(self.edges)
+            body.append(self.step_atom(edge, scope, "y", "z"))
+            node = Var("z")
+        links_here = [r for r in links if self.chance(0.5)]
+        for rel in links_here:
+            body.append(Atom(rel.name, (node if self.chance(0.5) else Var("y"),)))
+        value = self.step_value(lat, value_of, self.addends(lat.kind, edge))
+        body += self.filters(scope, lower, True)
+        if self.chance(0.2) and not isinstance(value, Var):
+            body.append(Comparison("=", Var("v"), value))
+            value = Var("v")
+        copy = carried if source is lat else {}
+        clause = Clause(Atom(lat.rel.name, self.head_args(lat, scope, value, copy, node)),
+                        tuple(body))
+        return self.wrap(clause, lat, 0.85)
+
+    def join_rule(self, lat: Lat, group: list[Lat], lower: list[Rel], nonneg: bool) -> Clause:
+        """Two lattice atoms of the stratum: path concatenation ``L(x, z, $MIN(a + b)) :-
+        L(x, y, a), L(y, z, b).`` when L has a second node column, else two relations
+        joined on the node (and maybe carried columns), sometimes then along an edge."""
+        rng = self.rng
+        same = [m for m in group if self.readable(m, lat) == Var("d")]
+        scope = Scope()
+        other_nodes = [i for i, k in enumerate(lat.rel.types)
+                       if k == self.node and i not in (lat.node, lat.column)]
+        first = lat if self.chance(0.6) else rng.choice(same)
+        second = lat if self.chance(0.6) else rng.choice(same)
+        if other_nodes and first is lat and second is lat and self.chance(0.7):
+            at = rng.choice(other_nodes)
+            a1, c1 = self.read(lat, scope, "y", "a", False, {at: "x"})
+            a2, _ = self.read(lat, scope, "z", "b", True, {at: "y"})
+            body: list[Literal] = [a1, a2]
+            copy = {**c1, at: Var("x")}
+            node: Term = Var("z")
+            edge = None
+        else:
+            a1, c1 = self.read(first, scope, "y", "a", False)
+            a2, _ = self.read(second, scope, "y", "b", True)
+            body = [a1, a2]
+            copy = c1 if first is lat else {}
+            node, edge = Var("y"), None
+            if self.chance(0.6):
+                edge = rng.choice(self.edges)
+                body.append(self.step_atom(edge, scope, "y", "z"))
+                node = Var("z")
+        a, b = Var("a"), Var("b")
+        if lat.func == "min":
+            forms = ["max", "min"] + (["+", "+", "++"] if nonneg else [])
+        else:
+            forms = ["min", "min", "max"]
+        form = rng.choice(forms)
+        if form == "+":
+            value: Term = BinOp("+", a, b)
+        elif form == "++":
+            value = BinOp("+", BinOp("+", a, b), rng.choice(self.addends(lat.kind, edge)))
+        else:
+            value = Call(form, (a, b))
+        body += self.filters(scope, lower, True)
+        clause = Clause(Atom(lat.rel.name, self.head_args(lat, scope, value, copy, node)),
+                        tuple(body))
+        return self.wrap(clause, lat, 0.85)
+
+    # -- strata -------------------------------------------------------------------------
+
+    def recursive_group(self, start: int, lower: list[Rel]
+                        ) -> tuple[list[Rel], list[Rel], list[Clause]]:
+        """A recursive stratum of lattice relations (and maybe a set relation): its
+        relations, the lattice ones, its clauses."""
+        rng = self.rng
+        func = rng.choice(("min", "min", "max"))
+        size = rng.choice((1, 1, 2, 2, 3))
+        group = [self.lattice_relation(f"r{start + i}",
+                                       func if self.chance(0.75) else None)
+                 for i in range(size)]
+        if size >= 2 and self.chance(0.2):  # to_float from a number lattice to a float one
+            group[:2] = [self.lattice_relation(f"r{start}", func, "number"),
+                         self.lattice_relation(f"r{start + 1}", func, "float")]
+        nonneg = self.chance(0.5)
+        links: list[Rel] = []
+        clauses: list[Clause] = []
+        if self.chance(0.2):  # a set relation of the stratum that reads a lattice one
+            link = Rel(f"{self.prefix}r{start + size}", (self.node,), 1)
+            source = rng.choice(group)
+            args = tuple(Var("y") if i == source.node else Wildcard()
+                         for i in range(len(source.rel.types)))
+            clauses.append(Clause(Atom(link.name, (Var("y"),)),
+                                  (Atom(source.rel.name, args),)))
+            links.append(link)
+        for lat in group:
+            seeds = 0
+            if self.chance(0.4):
+                clauses += self.seed_facts(lat, nonneg)
+                seeds += 1
+            elif self.chance(0.12):  # given as a DataFrame (.input)
+                self.lattice_inputs[lat.rel.name] = set(self.seed_rows(lat, nonneg))
+                seeds += 1
+            if seeds == 0 or self.chance(0.5):
+                clauses.append(self.seed_rule(lat, nonneg, lower))
+            if not nonneg and self.chance(0.3):
+                clauses.append(self.wrap(self.rule(lat.rel, lower, [], False), lat, 0.5))
+            for _ in range(rng.choice((1, 1, 2))):
+                if self.chance(0.3) and any(self.readable(m, lat) == Var("d") for m in group):
+                    clauses.append(self.join_rule(lat, group, lower, nonneg))
+                else:
+                    clauses.append(self.step_rule(lat, group, lower, links))
+        lats = [lat.rel for lat in group]
+        return lats + links, lats, self.declared(clauses, group)
+
+    def declared(self, clauses: list[Clause], lats: list[Lat]) -> list[Clause]:
+        """The clauses, with a head aggregate in a rule of every lattice relation (the
+        first rule of one without any)."""
+        out = list(clauses)
+        for lat in lats:
+            mine = [i for i, c in enumerate(out) if c.head.relation == lat.rel.name]
+            if not any(isinstance(out[i].head.args[lat.column], HeadAggregate) for i in mine):
+                at = next((i for i in mine if out[i].body), mine[0])
+                out[at] = self.wrap(out[at], lat, 1.0)
+        return out
+
+    def stratified_group(self, start: int, lower: list[Rel]
+                         ) -> tuple[list[Rel], list[Rel], list[Clause]]:
+        """Non-recursive lattice relations: ``best(x, $MIN(c)) :- cost(x, c).``, each rule a
+        random rule over lower strata."""
+        group = [self.lattice_relation(f"r{start + i}") for i in range(self.rng.choice((1, 1, 2)))]
+        if self.chance(0.15):  # no independent column: one value for the whole relation
+            kind = self.rng.choice(DEPENDENT)
+            group[0] = Lat(Rel(group[0].rel.name, (kind,), 1), 0, group[0].func, -1)
+        clauses = []
+        for lat in group:
+            for _ in range(self.rng.choice((1, 2, 2, 3))):
+                clauses.append(self.wrap(self.rule(lat.rel, lower, [], False), lat, 0.7))
+            if self.chance(0.2):
+                clauses += self.seed_facts(lat, False)
+        lats = [lat.rel for lat in group]
+        return lats, lats, self.declared(clauses, group)
+
+    def reader_rule(self, head: Rel, lower: list[Rel], lats: list[Rel]) -> Clause:
+        """A rule of a later stratum that reads lattice relations through a negation or a
+        body aggregate (or both), after one or two positive atoms."""
+        rng = self.rng
+        scope, slots = Scope(), []
+        raw = []
+        for rel in [rng.choice(lower) for _ in range(rng.choice((1, 1, 2)))]:
+            raw.append((rel, self.atom(rel, scope, slots)))
+        body: list[Literal] = [Atom(rel.name, tuple(
+            self.expr(scope, kind, False) if a is None else a
+            for a, kind in zip(args, rel.types, strict=True))) for rel, args in raw]
+        negate = self.chance(0.6)
+        if negate:
+            body.append(self.negation(lats, scope, False))
+        if not negate or self.chance(0.4):
+            body.append(self.aggregate(lats, scope))
+        args: list[Term] = []
+        for kind in head.types:
+            pick = rng.random()
+            var = self.var_of(scope, kind)
+            if var is not None and pick < 0.65:
+                args.append(var)
+            elif pick < 0.8:
+                args.append(_constant(rng, kind))
+            else:
+                args.append(self.expr(scope, kind, False))
+        rng.shuffle(body)
+        return Clause(Atom(head.name, tuple(args)), tuple(body))
+
+    def program(self, max_inputs: int = 2, max_groups: int = 3
+                ) -> tuple[Program, dict[str, set[tuple]]]:
+        rng = self.rng
+        self.node = rng.choice(("number", "number", "number", "number", "symbol", "unsigned"))
+        self.weight = rng.choice(("number", "number", "unsigned", "float"))
+        self.edges = [self.edge_relation("e0", self.weight)]
+        if self.chance(0.4):
+            self.edges.append(self.edge_relation(
+                "e1", None if self.chance(0.5) else rng.choice(DEPENDENT)))
+        count = len(self.edges)
+        self.nodes = None
+        if self.chance(0.6):
+            self.nodes = Rel(f"{self.prefix}e{count}", (self.node,), 0)
+            count += 1
+        others = [self.relation(f"e{count + i}", 0, 3)
+                  for i in range(rng.randint(0, max_inputs))]
+        inputs = [e.rel for e in self.edges] + ([self.nodes] if self.nodes else []) + others
+        facts: dict[str, set[tuple]] = {}
+        clauses: list[Clause] = []
+        directives: list[Directive] = []
+        for rel in inputs:
+            edge = next((e for e in self.edges if e.rel is rel), None)
+            if edge is not None:
+                rows = self.edge_rows(edge)
+            elif rel is self.nodes:
+                rows = {(v,) for v in NODES[self.node] if self.chance(0.6)}
+            else:
+                rows = {tuple(_value(rng, k) for k in rel.types)
+                        for _ in range(rng.randint(0, 6))}
+            if rel.types and self.chance(0.75):
+                facts[rel.name] = rows
+                directives.append(Directive("input", rel.name))
+            else:
+                clauses += [Clause(Atom(rel.name, tuple(_term_of(v, k) for v, k in
+                                                        zip(row, rel.types, strict=True))), ())
+                            for row in sorted(rows, key=repr)]
+        lower, derived, lats, count = list(inputs), [], [], 0
+        self.lattice_inputs: dict[str, set[tuple]] = {}
+        groups = rng.randint(1, max_groups)
+        for g in range(groups):
+            pick = rng.random()
+            if lats and (pick < 0.2 or g == groups - 1 and self.chance(0.5)):
+                group = [self.relation(f"r{count + i}", 1, 3)
+                         for i in range(rng.choice((1, 1, 2)))]
+                for rel in group:
+                    clauses.append(self.reader_rule(rel, lower, lats))
+                    if self.chance(0.5):
+                        clauses.append(self.rule(rel, lower, [], False))
+                new, new_lats = group, []
+            else:
+                make = self.stratified_group if pick < 0.3 else self.recursive_group
+                new, new_lats, more = make(count, lower)
+                clauses += more
+            count += len(new)
+            lower += new
+            derived += new
+            lats += new_lats
+        for name, rows in self.lattice_inputs.items():
+            facts[name] = rows
+            directives.append(Directive("input", name))
+        directives += [Directive("output", r.name) for r in derived]
+        program = Program(decls=tuple(_decl(r) for r in inputs + derived),
+                          clauses=tuple(clauses), directives=tuple(directives))
+        return program, facts
+
+
+def generate_lattice(seed: int, prefix: str = "", max_inputs: int = 2,
+                     max_groups: int = 3) -> tuple[Program, dict[str, set[tuple]]]:
+    """A program with lattice relations (and the facts of its ``.input`` relations) of a
+    seed; deterministic and prefix-blind like ``generate``."""
+    return LatticeGen(random.Random(seed), prefix).program(max_inputs, max_groups)
+
+
+def lattice_programs(max_inputs: int = 2, max_groups: int = 3
+                     ) -> st.SearchStrategy[tuple[Program, dict[str, set[tuple]]]]:
+    """``generate_lattice`` as a hypothesis strategy."""
+    return st.integers(0, 2**32 - 1).map(
+        lambda seed: generate_lattice(seed, max_inputs=max_inputs, max_groups=max_groups))

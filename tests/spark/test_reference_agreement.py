@@ -1,7 +1,9 @@
 """Random programs (tests/strategies.py) over random facts: the engine agrees with the
 reference evaluator on a fixed set of seeds, evaluated a batch at a time in one engine run
 (relations renamed apart per program, results split back), plus hand-written programs of
-the shapes that once went wrong. ``python3 -m tests.campaign --runs N`` runs more seeds."""
+the shapes that once went wrong; and a fixed set of lattice programs (``$MIN``/``$MAX``
+head aggregates, tests/strategies.py ``generate_lattice``), compared relation by relation
+the same way. ``python3 -m tests.campaign --runs N [--lattice 1]`` runs more seeds."""
 
 from __future__ import annotations
 
@@ -18,6 +20,22 @@ SIZES = {"max_inputs": 3, "max_groups": 3}
 @pytest.mark.parametrize("first", range(0, SEEDS, BATCH), ids=lambda s: f"seeds{s}-{s + BATCH - 1}")
 def test_random_programs_agree_with_reference(engine, spark, first):
     cases = [make_case(s, f"p{s}_", **SIZES) for s in range(first, first + BATCH)]
+    failed = [o for o in run_cases(engine, spark, cases) if o.status != "ok"]
+    assert not failed, "\n".join(report(o) for o in failed)
+
+
+# Lattice programs: small ones (two strata drawn, one input besides edges and nodes), so
+# that the 40 of them cost about one batch of the programs above.
+LATTICE_SEEDS = 40
+LATTICE_BATCH = 20
+LATTICE_SIZES = {"max_inputs": 1, "max_groups": 2}
+
+
+@pytest.mark.parametrize("first", range(0, LATTICE_SEEDS, LATTICE_BATCH),
+                         ids=lambda s: f"lattice{s}-{s + LATTICE_BATCH - 1}")
+def test_random_lattice_programs_agree_with_reference(engine, spark, first):
+    cases = [make_case(s, f"l{s}_", True, **LATTICE_SIZES)
+             for s in range(first, first + LATTICE_BATCH)]
     failed = [o for o in run_cases(engine, spark, cases) if o.status != "ok"]
     assert not failed, "\n".join(report(o) for o in failed)
 
