@@ -101,6 +101,17 @@ class Gen:
     def __init__(self, rng: random.Random, prefix: str = "") -> None:
         self.rng, self.prefix = rng, prefix
 
+    def place_rows(self, rel, rows: set[tuple], facts: dict[str, set[tuple]],
+                   clauses: list[Clause], directives: list[Directive]) -> None:
+        """An input's rows, as a facts file (mostly) or as facts in the program text."""
+        if rel.types and self.chance(0.75):
+            facts[rel.name] = rows
+            directives.append(Directive("input", rel.name))
+        else:
+            clauses += [Clause(Atom(rel.name, tuple(_term_of(v, k) for v, k in
+                                                    zip(row, rel.types, strict=True))), ())
+                        for row in sorted(rows, key=repr)]
+
     def chance(self, p: float) -> bool:
         return self.rng.random() < p
 
@@ -362,13 +373,7 @@ class Gen:
         directives: list[Directive] = []
         for rel in inputs:
             rows = {tuple(_value(rng, k) for k in rel.types) for _ in range(rng.randint(0, 8))}
-            if rel.types and self.chance(0.75):
-                facts[rel.name] = rows
-                directives.append(Directive("input", rel.name))
-            else:
-                clauses += [Clause(Atom(rel.name, tuple(_term_of(v, k) for v, k in
-                                                        zip(row, rel.types, strict=True))), ())
-                            for row in sorted(rows, key=repr)]
+            self.place_rows(rel, rows, facts, clauses, directives)
         lower, derived, count = list(inputs), [], 0
         for _ in range(rng.randint(1, max_groups)):
             size = rng.choice((1, 1, 1, 2, 2, 3))
@@ -942,13 +947,7 @@ class LatticeGen(Gen):
             else:
                 rows = {tuple(_value(rng, k) for k in rel.types)
                         for _ in range(rng.randint(0, 6))}
-            if rel.types and self.chance(0.75):
-                facts[rel.name] = rows
-                directives.append(Directive("input", rel.name))
-            else:
-                clauses += [Clause(Atom(rel.name, tuple(_term_of(v, k) for v, k in
-                                                        zip(row, rel.types, strict=True))), ())
-                            for row in sorted(rows, key=repr)]
+            self.place_rows(rel, rows, facts, clauses, directives)
         lower, derived, lats, count = list(inputs), [], [], 0
         self.lattice_inputs: dict[str, set[tuple]] = {}
         groups = rng.randint(1, max_groups)
