@@ -119,10 +119,7 @@ def _names(layout: Layout) -> list[str]:
 def lattice_counts(db: Database) -> tuple[Column, Any]:
     """``n``: the improved keys; ``rows`` and ``p0..``: full' in all and per partition."""
     if db._lattice_counts is None:
-        pid = F.spark_partition_id()
-        rest = [F.count(F.lit(1)).alias("rows")] + [
-            F.sum(F.when(pid == p, 1).otherwise(0)).alias(f"p{p}")
-            for p in range(db.options.partitions)]
+        rest = [F.count(F.lit(1)).alias("rows")] + db.partition_counts()
         db._lattice_counts = (F.sum(F.when(F.col("_new"), 1).otherwise(0)).alias("n"),
                               jvm.seq(db.spark, rest))
     return db._lattice_counts

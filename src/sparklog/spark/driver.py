@@ -314,11 +314,15 @@ class Database:
         sum would silently miss rows and end a recursion early.
         """
         if self._per_partition is None:
-            pid = F.spark_partition_id()
-            counts = [F.sum(F.when(pid == p, 1).otherwise(0)).alias(f"p{p}")
-                      for p in range(self.options.partitions)]
-            self._per_partition = (F.count(F.lit(1)).alias("n"), jvm.seq(self.spark, counts))
+            self._per_partition = (F.count(F.lit(1)).alias("n"),
+                                   jvm.seq(self.spark, self.partition_counts()))
         return self._per_partition
+
+    def partition_counts(self) -> list[Column]:
+        """``p0..``: the rows each partition's task computes, as aggregate expressions."""
+        pid = F.spark_partition_id()
+        return [F.sum(F.when(pid == p, 1).otherwise(0)).alias(f"p{p}")
+                for p in range(self.options.partitions)]
 
     def add_new(self, relation: str, metrics: Metrics, version: DataFrame) -> int:
         """Fold one round's observed counts into the relation's sizes; the new rows.
