@@ -524,13 +524,16 @@ cc_sparklog = _sparklog("cc", lambda engine, edges: _programs().connected_compon
     edges, engine))
 sssp_sparklog = _sparklog("sssp", lambda engine, edges, s: _programs().sssp(edges, s, engine))
 bfs_sparklog = _sparklog("bfs", lambda engine, edges, s: _programs().bfs(edges, s, engine))
+pagerank_sparklog = _sparklog("pagerank", lambda engine, edges: _programs().pagerank(
+    edges, PAGERANK_ITERATIONS, DAMPING, engine))
 
 
 PEERS: dict[str, dict[str, PeerFn]] = {
     "cc": {"graphx": cc_graphx, "dataframe": cc_dataframe, "sparklog": cc_sparklog},
     "sssp": {"graphx": sssp_graphx, "dataframe": sssp_dataframe, "sparklog": sssp_sparklog},
     "bfs": {"graphx": bfs_graphx, "dataframe": bfs_dataframe, "sparklog": bfs_sparklog},
-    "pagerank": {"graphx": pagerank_graphx, "dataframe": pagerank_dataframe},
+    "pagerank": {"graphx": pagerank_graphx, "dataframe": pagerank_dataframe,
+                 "sparklog": pagerank_sparklog},
 }
 
 

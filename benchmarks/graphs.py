@@ -6,7 +6,7 @@
 
 For every graph and algorithm (cc, sssp, bfs, pagerank) it times the peers of
 :mod:`benchmarks.graph_peers`: ``sparklog`` (the ``.dl`` programs of ``sparklog.programs``
-through ``sparklog.Engine`` on the benchmark's session; there is no PageRank program yet),
+through ``sparklog.Engine`` on the benchmark's session),
 ``graphx`` (GraphX's library / Pregel through the compiled Java helper) and ``dataframe``
 (the best hand-written PySpark loop). What a peer's clock covers is described in
 graph_peers.py: everything after the edge DataFrame exists, up to and including the one
@@ -326,8 +326,7 @@ def run_warm(args: argparse.Namespace, graphs: list[Graph], algos: list[str], pe
                 for peer in peers:
                     if peer not in gp.PEERS[algo]:
                         report["skipped"][f"{peer} {algo}"] = (
-                            f"graph_peers has no {peer} peer for {algo}"
-                            + (" (no sparklog program for PageRank yet)" if peer == "sparklog" else ""))
+                            f"graph_peers has no {peer} peer for {algo}")
                     elif peer == "graphx" and "graphx" in report["skipped"]:
                         continue
                     else:

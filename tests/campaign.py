@@ -97,9 +97,11 @@ def _kinds(decl) -> tuple[str, ...]:
 
 def merged(cases: list[Case]) -> tuple[Program, dict[str, set[tuple]]]:
     """One program holding every case (their relation names are already apart)."""
-    program = Program(decls=tuple(d for c in cases for d in c.ast.decls),
+    program = Program(types=tuple(t for c in cases for t in c.ast.types),
+                      decls=tuple(d for c in cases for d in c.ast.decls),
                       clauses=tuple(x for c in cases for x in c.ast.clauses),
-                      directives=tuple(x for c in cases for x in c.ast.directives))
+                      directives=tuple(x for c in cases for x in c.ast.directives),
+                      lattices=tuple(x for c in cases for x in c.ast.lattices))
     return program, {k: v for c in cases for k, v in c.facts.items()}
 
 

@@ -319,6 +319,7 @@ class Evaluator:
         self.symbols: dict[str, int] = {}
         self.outer: dict[int, frozenset[str]] = {}
         self.clause_outer = {id(c): self._outer_vars(c) for c in program.clauses}
+        self.functors: dict[str, object] = {}  # user functors of .lattice Lubs
 
     # -- aggregates ---------------------------------------------------------------------
 
@@ -503,17 +504,88 @@ class Evaluator:
                 raise ValueError(f"unsafe head variable {exc} in {clause!r}") from None
         return out
 
+    def lub(self, name: str, a: object, b: object) -> object:
+        """The Lub of ``.lattice name``; ``a`` None: Bottom's Lub with ``b``. A user functor
+        ``@f`` is looked up in ``self.functors`` (Python functions of two values)."""
+        decl = next(lat for lat in self.program.lattices if lat.name == name)
+        if a is None:
+            a = self.term(next(o for o in decl.ops if o.name == "Bottom").expr, {})
+        op = next(o for o in decl.ops if o.name == "Lub")
+        if op.params:
+            return self.term(op.expr, {op.params[0]: a, op.params[1]: b})
+        return self.functors[op.expr.name[1:]](a, b)
+
+    def contributions(self, clause: Clause, j: int, members: set[str]) -> dict[tuple, object]:
+        """A $SUM/$COUNT clause's contributions: (head key, j, identity) -> value.
+
+        The identity of a $SUM contribution is its body tuples: every column of the clause's
+        atoms, ``_`` included, but a dependent column of a lattice relation of the stratum
+        (its value may still change); a $COUNT contribution is identified by its value."""
+        column, func = self.lattices[clause.head.relation]
+        body, mutable, fresh = [], set(), 0
+        for lit in clause.body:
+            if isinstance(lit, Atom):
+                args = list(lit.args)
+                lattice = self.lattices.get(lit.relation) if lit.relation in members else None
+                for i, arg in enumerate(args):
+                    if lattice is not None and i == lattice[0]:
+                        mutable |= set(term_vars(arg))
+                    elif isinstance(arg, Wildcard):
+                        args[i] = Var(f"_w{fresh}")
+                        fresh += 1
+                lit = Atom(lit.relation, tuple(args))
+            body.append(lit)
+        rewritten = Clause(clause.head, tuple(body))
+        self.clause_outer[id(rewritten)] = self._outer_vars(rewritten)
+        self.outer = self.clause_outer[id(rewritten)]
+        arg = clause.head.args[column]
+        arg = arg.arg if isinstance(arg, HeadAggregate) else arg
+        ids = [v for lit in body if isinstance(lit, Atom) for a in lit.args
+               for v in term_vars(a) if v not in mutable]
+        ids = list(dict.fromkeys(ids))
+        out: dict[tuple, object] = {}
+        for binding in self.solve(_flatten(rewritten.body), {}):
+            try:
+                key = tuple(self.term(a, binding) for i, a in enumerate(clause.head.args)
+                            if i != column)
+                value = self.term(arg, binding)
+            except Fail:
+                continue
+            identity = (value,) if func == "count" else tuple(binding[v] for v in ids)
+            out[(key, j, identity)] = 1 if func == "count" else value
+        return out
+
+    def totals(self, relation: str, clauses: list[Clause], members: set[str]) -> set[tuple]:
+        column, func = self.lattices[relation]
+        sums: dict[tuple, object] = {}
+        for j, clause in enumerate(c for c in clauses if c.head.relation == relation):
+            for (key, _, _), value in self.contributions(clause, j, members).items():
+                sums[key] = sums.get(key, 0) + value
+        out = set()
+        for key, total in sums.items():
+            if not isinstance(total, float):
+                total = Unsigned(wrap(total)) if self.unsigned[relation] else wrap(total)
+            out.add(key[:column] + (total,) + key[column:])
+        return out
+
     def run_stratum(self, clauses: list[Clause]) -> None:
         """Naive iteration of some clauses until nothing new is derived."""
+        members = {c.head.relation for c in clauses}
+        totals = [r for r in members if self.lattices.get(r, (0, ""))[1] in ("sum", "count")]
         while True:
             self.indexes.clear()
-            derived = [(c.head.relation, self.fire(c)) for c in clauses]
+            derived = [(c.head.relation, self.fire(c)) for c in clauses
+                       if c.head.relation not in totals]
+            derived += [(r, self.totals(r, clauses, members)) for r in totals]
             changed = False
             for relation, rows in derived:
                 table = self.db.setdefault(relation, set())
-                if relation in self.lattices:
+                if relation in totals:
+                    changed |= rows != table
+                    self.db[relation] = rows
+                elif relation in self.lattices:
                     joined = lattice_join(table | rows, *self.lattices[relation],
-                                          unsigned=self.unsigned[relation])
+                                          unsigned=self.unsigned[relation], lub=self.lub)
                     changed |= joined != table
                     self.db[relation] = joined
                 elif not rows <= table:
@@ -524,8 +596,13 @@ class Evaluator:
 
 
 def lattices(program: Program) -> dict[str, tuple[int, str]]:
-    """Relation -> (dependent column, "min" or "max") for every $MIN/$MAX head."""
+    """Relation -> (dependent column, "min", "max", "sum", "count" or "user:T") for every
+    head aggregate and every column typed T<>."""
     out: dict[str, tuple[int, str]] = {}
+    for decl in program.decls:
+        for i, a in enumerate(decl.attributes):
+            if a.lattice:
+                out[decl.name] = (i, f"user:{a.type}")
     for clause in program.clauses:
         for i, arg in enumerate(clause.head.args):
             if isinstance(arg, HeadAggregate):
@@ -533,13 +610,20 @@ def lattices(program: Program) -> dict[str, tuple[int, str]]:
     return out
 
 
-def lattice_join(rows: set[tuple], column: int, func: str,
-                 unsigned: bool = False) -> set[tuple]:
+def lattice_join(rows: set[tuple], column: int, func: str, unsigned: bool = False,
+                 lub=None) -> set[tuple]:
     """One tuple per key (the other columns): the least (min) or greatest (max) value.
     NaN counts as greater than every float, as Spark orders it. ``unsigned``: the values
     are compared as unsigned 64-bit integers and kept as ``Unsigned`` (a literal or plain
     arithmetic may leave a signed pattern: 2^63 + 1 as -2^63 + 1, which must still beat
     2^63 under $MAX, and be halved as 2^62 by ``/ 2``)."""
+    if func.startswith("user:"):  # a .lattice T<>: its Lub folded over the key's values
+        joined: dict[tuple, object] = {}
+        for row in rows:
+            key = row[:column] + row[column + 1:]
+            joined[key] = lub(func[5:], joined[key], row[column]) if key in joined else \
+                lub(func[5:], None, row[column])
+        return {key[:column] + (value,) + key[column:] for key, value in joined.items()}
     order = lambda v: (isinstance(v, float) and math.isnan(v), v if v == v else 0)  # noqa: E731
     best: dict[tuple, object] = {}
     for row in rows:
@@ -711,11 +795,12 @@ def _seed_symbols(ev: Evaluator, program: Program, inputs: dict[str, set[tuple]]
         ev.ord(symbol)
 
 
-def evaluate(program: Program,
-             inputs: dict[str, set[tuple]] | None = None) -> dict[str, set[tuple]]:
+def evaluate(program: Program, inputs: dict[str, set[tuple]] | None = None,
+             functors: dict[str, object] | None = None) -> dict[str, set[tuple]]:
     """Every declared (and every derived) relation's tuples after evaluating ``program``."""
     inputs = inputs or {}
     ev = Evaluator(program)
+    ev.functors = dict(functors or {})
     _seed_symbols(ev, program, inputs)
     relations = {d.name for d in program.decls} | set(inputs)
     relations |= {c.head.relation for c in program.clauses}
@@ -724,7 +809,7 @@ def evaluate(program: Program,
         ev.db[name] = {_coerce(program, name, row) for row in inputs.get(name, ())}
         if name in ev.lattices:
             ev.db[name] = lattice_join(ev.db[name], *ev.lattices[name],
-                                       unsigned=ev.unsigned[name])
+                                       unsigned=ev.unsigned[name], lub=ev.lub)
     for stratum in strata(program, relations):
         members = set(stratum)
         ev.run_stratum([c for c in program.clauses if c.head.relation in members])

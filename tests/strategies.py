@@ -36,8 +36,8 @@ from hypothesis import strategies as st
 
 from sparklog.syntax.nodes import (
     Aggregate, Atom, Attribute, BinOp, Call, Clause, Comparison, Constraint, Decl, Directive,
-    Float, HeadAggregate, Literal, Negation, Number, Program, String, Term, UnaryOp, Var,
-    Wildcard,
+    Float, HeadAggregate, LatticeDecl, LatticeOp, Literal, Negation, Number, Program, String,
+    Term, TypeDecl, UnaryOp, Var, Wildcard,
 )
 
 TYPES = ("number", "unsigned", "float", "symbol")
@@ -859,6 +859,7 @@ class LatticeGen(Gen):
                 else:
                     clauses.append(self.step_rule(lat, group, lower, links))
         lats = [lat.rel for lat in group]
+        self.drawn += group
         return lats + links, lats, self.declared(clauses, group)
 
     def declared(self, clauses: list[Clause], lats: list[Lat]) -> list[Clause]:
@@ -918,9 +919,65 @@ class LatticeGen(Gen):
         rng.shuffle(body)
         return Clause(Atom(head.name, tuple(args)), tuple(body))
 
+    def total_group(self, start: int, lats: list[Lat]) -> tuple[list[Rel], list[Clause]]:
+        """A $SUM/$COUNT relation ``t(node, value)``: counts of distinct neighbours, sums of
+        edge weights or of a lower lattice's values (numbers only: a float sum's last bits
+        depend on the order of addition), and, over numeric nodes, paths counted or
+        weighed along the edges that go up (``x < y``: a DAG, so the sums converge), where a
+        contribution's value changes as the total it reads grows."""
+        rng = self.rng
+        rel = Rel(f"{self.prefix}r{start}", (self.node, "number"), 1)
+        clauses: list[Clause] = []
+        edge = rng.choice(self.edges)
+        forms = ["lattice", "path", "path", "weighed"]  # one aggregate per relation
+        if edge.weight is not None and edge.rel.types[edge.weight] == "number":
+            forms.append("weights")
+        if self.chance(0.35):
+            forms = ["count", "count"]
+        numeric = [m for m in lats if m.kind == "number" and m.node >= 0]
+        for form in rng.sample(forms, min(len(forms), rng.choice((1, 2, 2, 3)))):
+            scope = Scope()
+            scope.add("x", self.node)
+            if form == "count":  # distinct sources into each node, or destinations out
+                atom = self.step_atom(edge, scope, "x", "y")
+                head, agg = ((Var("y"), Var("x")) if self.chance(0.5)
+                             else (Var("x"), Var("y")))
+                clauses.append(Clause(Atom(rel.name, (head, HeadAggregate("count", agg))),
+                                      (atom,)))
+            elif form == "weights":
+                atom = self.step_atom(edge, scope, "x", "y")
+                clauses.append(Clause(Atom(rel.name, (Var("x"), HeadAggregate("sum", Var("w")))),
+                                      (atom,)))
+            elif form == "lattice" and numeric:
+                lat = rng.choice(numeric)
+                atom, _ = self.read(lat, scope, "x", "d", False)
+                clauses.append(Clause(Atom(rel.name, (Var("x"), HeadAggregate("sum", Var("d")))),
+                                      (atom,)))
+            elif form in ("path", "weighed") and self.node != "symbol":
+                seed = self.step_atom(edge, Scope(), "x", "y")
+                clauses.append(Clause(Atom(rel.name, (Var("x"), Number(1))), (seed,)))
+                atom = self.step_atom(edge, scope, "x", "y")
+                value: Term = Var("c")
+                if form == "weighed" and "w" in scope.bound["number"]:
+                    value = BinOp("+", Var("c"), Var("w"))
+                body = (Atom(rel.name, (Var("x"), Var("c"))), atom,
+                        Comparison("<", Var("x"), Var("y")))
+                clauses.append(Clause(Atom(rel.name, (Var("y"), HeadAggregate("sum", value))),
+                                      body))
+        if not clauses:  # every drawn form needed what this program lacks
+            atom = self.step_atom(edge, Scope(), "x", "y")
+            clauses.append(Clause(Atom(rel.name, (Var("x"), HeadAggregate("count", Var("y")))),
+                                  (atom,)))
+        elif not any(isinstance(c.head.args[1], HeadAggregate) for c in clauses):
+            head = clauses[0].head
+            clauses[0] = Clause(Atom(head.relation, (head.args[0], HeadAggregate(
+                "sum", head.args[1]))), clauses[0].body)
+        return [rel], clauses
+
     def program(self, max_inputs: int = 2, max_groups: int = 3
                 ) -> tuple[Program, dict[str, set[tuple]]]:
         rng = self.rng
+        self.drawn: list[Lat] = []  # the lattice relations of the recursive strata
         self.node = rng.choice(("number", "number", "number", "number", "symbol", "unsigned"))
         self.weight = rng.choice(("number", "number", "unsigned", "float"))
         self.edges = [self.edge_relation("e0", self.weight)]
@@ -969,13 +1026,51 @@ class LatticeGen(Gen):
             lower += new
             derived += new
             lats += new_lats
+        if self.chance(0.5):
+            new, more = self.total_group(count, self.drawn)
+            clauses += more
+            derived += new
+        types, user, user_decls = [], [], []
+        if self.node == "number" and self.chance(0.3):
+            rel, lattice, more = self.user_lattice(count + 1)
+            types.append(TypeDecl(lattice.name, "number", False))
+            user.append(lattice)
+            user_decls.append(Decl(rel.name, (Attribute("c0", "number"),
+                                              Attribute("c1", lattice.name, lattice=True))))
+            clauses += more
+            directives.append(Directive("output", rel.name))
         for name, rows in self.lattice_inputs.items():
             facts[name] = rows
             directives.append(Directive("input", name))
         directives += [Directive("output", r.name) for r in derived]
-        program = Program(decls=tuple(_decl(r) for r in inputs + derived),
-                          clauses=tuple(clauses), directives=tuple(directives))
+        program = Program(types=tuple(types),
+                          decls=tuple(_decl(r) for r in inputs + derived) + tuple(user_decls),
+                          clauses=tuple(clauses), directives=tuple(directives),
+                          lattices=tuple(user))
         return program, facts
+
+    def user_lattice(self, start: int) -> tuple[Rel, LatticeDecl, list[Clause]]:
+        """``.lattice L<>`` (a bit set under ``bor``, or numbers under ``max``) and a relation
+        ``r(x, m: L<>)`` propagated along an edge relation, sometimes with a bit added."""
+        rng = self.rng
+        name = f"{self.prefix}L{start}"
+        x, y = Var("x"), Var("y")
+        lub = BinOp("bor", x, y) if self.chance(0.6) else Call("max", (x, y))
+        lattice = LatticeDecl(name, (LatticeOp("Bottom", (), Number(0)),
+                                     LatticeOp("Lub", ("x", "y"), lub)))
+        rel = Rel(f"{self.prefix}r{start}", ("number", "number"), 1)
+        edge = rng.choice(self.edges)
+        seed = self.step_atom(edge, Scope(), "x", "y")
+        clauses = [Clause(Atom(rel.name, (x, BinOp("bshl", Number(1), x))), (seed,))]
+        for _ in range(rng.choice((1, 2))):
+            scope = Scope()
+            step = self.step_atom(rng.choice(self.edges), scope, "x", "y")
+            value: Term = Var("m")
+            if self.chance(0.3):
+                value = BinOp("bor", Var("m"), Number(rng.choice((1, 32))))
+            clauses.append(Clause(Atom(rel.name, (y, value)),
+                                  (Atom(rel.name, (x, Var("m"))), step)))
+        return rel, lattice, clauses
 
 
 def generate_lattice(seed: int, prefix: str = "", max_inputs: int = 2,

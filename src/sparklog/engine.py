@@ -118,6 +118,13 @@ class Engine:
                                trace_lineage=trace_lineage, reuse_plans=reuse_plans,
                                join_planning=join_planning, broadcast_rows=broadcast_rows)
         self.on_record = on_record
+        self.functors: dict[str, Callable[[Any, Any], Any]] = {}
+
+    def functor(self, name: str, function: Callable[[Any, Any], Any]) -> None:
+        """Register ``@name`` for a ``.lattice``'s Lub or Glb: ``function`` takes two Spark
+        Columns and returns a Column, so the lattice runs inside the JVM, e.g.
+        ``engine.functor("lub", lambda a, b: F.greatest(a, b))`` for ``Lub -> @lub(_, _)``."""
+        self.functors[name] = function
 
     def run(self, program: Program | str, inputs: Mapping[str, Any] | None = None,
             facts_dir: str | Path | None = None) -> Result:
@@ -132,6 +139,7 @@ class Engine:
         db = Database(self.spark, program.plan, self.options, sources=program.sources,
                       whole_stage=previous[session.WHOLE_STAGE] or "true",
                       factory_mode=previous[session.FACTORY_MODE] or "FALLBACK")
+        db.functors = dict(self.functors)
         stats = Stats(on_record=self.on_record)
         from py4j.protocol import Py4JError
         from pyspark.errors import PySparkException

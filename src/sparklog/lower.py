@@ -6,9 +6,10 @@ import itertools
 from collections import Counter
 
 from sparklog.ir.nodes import (DELTA, FULL, OLD, AggregateJoin, AntiJoin, Bind, Filter, Kernel,
-                               Layout, Plan, Scan, Step, StratumPlan)
-from sparklog.semantics.checks import Checked, bound_variables
-from sparklog.semantics.strata import walk_term
+                               Layout, Plan, Scan, Step, StratumPlan, Total)
+from sparklog.semantics.checks import Checked, bound_variables, term_kind
+from sparklog.semantics.lattices import contribution
+from sparklog.semantics.strata import Stratum, walk_term
 from sparklog.syntax import nodes as n
 
 _CONSTANTS = n.Number | n.Float | n.String
@@ -18,12 +19,21 @@ _AGGREGATE = "@a"  # prefix of the fresh variable an aggregate hoisted out of a 
 def lower(checked: Checked) -> Plan:
     """Build the plan: kernels for every stratum, then a layout for every relation."""
     fresh = itertools.count()
-    strata = []
+    strata, contributions = [], {}
     for stratum in checked.strata:
         preamble, loop = [], []
-        for clause in checked.program.clauses:
-            if clause.head.relation not in stratum.relations or clause.is_fact:
-                continue
+        clauses = [c for c in checked.program.clauses
+                   if c.head.relation in stratum.relations and not c.is_fact]
+        totals = [r for r in stratum.relations
+                  if r in checked.lattices and checked.lattices[r].accumulates]
+        for relation in totals:  # (1) a $SUM/$COUNT relation's rules derive contributions
+            rewritten, kinds = _contributions(checked, stratum, relation)
+            contributions[relation + CONTRIBUTIONS] = kinds
+            clauses = [c for c in clauses if c.head.relation != relation] + rewritten
+        if totals:  # a total is summed one round after its contributions are stored
+            stratum = Stratum(stratum.index, stratum.relations + tuple(
+                r + CONTRIBUTIONS for r in totals), True)
+        for clause in clauses:
             body = _normalize(clause.body, fresh)
             recursive = [i for i, lit in enumerate(body)
                          if isinstance(lit, n.Atom) and lit.relation in stratum.relations]
@@ -33,9 +43,88 @@ def lower(checked: Checked) -> Plan:
                 versions = {p: (OLD if k < j else FULL) for k, p in enumerate(recursive)}
                 versions[pos] = DELTA
                 loop.append(_kernel(clause, body, versions, pos))
+        loop += [_total(checked, r, len(contributions[r + CONTRIBUTIONS])) for r in totals]
         strata.append(StratumPlan(stratum, tuple(preamble), tuple(loop)))
     layouts = _layouts(checked, strata)
-    return Plan(tuple(strata), layouts, checked.kinds)
+    for name, kinds in contributions.items():
+        width = len(checked.kinds[name[:-len(CONTRIBUTIONS)]]) - 1  # the total's key columns
+        layouts[name] = Layout(name, len(kinds), (0,) if width else (), dependent=len(kinds) - 1,
+                               lattice="contribution", detail=tuple(range(width, len(kinds) - 1)))
+    return Plan(tuple(strata), layouts, {**checked.kinds, **contributions},
+                {lat.name: lat for lat in checked.program.lattices})
+
+
+CONTRIBUTIONS = "@c"  # suffix of the relation holding a $SUM/$COUNT relation's contributions
+
+
+def _contributions(checked: Checked, stratum: Stratum, relation: str
+                   ) -> tuple[list[n.Clause], tuple[str, ...]]:
+    """A $SUM/$COUNT relation's clauses, rewritten to derive its contributions.
+
+    ``h(k, $SUM(e)) :- body.``, the j-th clause of ``h``, becomes
+    ``h@c(k, j, <ids of clause 1>, ..., <ids of clause j>, ..., e) :- body.``: the key, the
+    clause, what identifies the contribution (semantics/lattices.contribution; the other
+    clauses' columns hold 0) and its value, 1 for $COUNT. A fact or a rule without a head
+    aggregate seeds a contribution the same way.
+    """
+    lattice = checked.lattices[relation]
+    kinds = checked.kinds[relation]
+    clauses = [c for c in checked.program.clauses if c.head.relation == relation]
+    clauses = [_with_aggregate(c, lattice.column, lattice.func) for c in clauses]
+    identified = [contribution(c, checked.lattices, stratum) for c in clauses]
+    clauses, ids = [c for c, _ in identified], [terms for _, terms in identified]
+    id_kinds = [[term_kind(c, checked.kinds, t) for t in terms] for c, terms in zip(clauses, ids)]
+    key = [i for i in range(len(kinds)) if i != lattice.column]
+    out = []
+    for j, clause in enumerate(clauses):
+        span = clause.head.span
+        agg = clause.head.args[lattice.column]
+        assert isinstance(agg, n.HeadAggregate)
+        details: list[n.Term] = []
+        for k, (terms, ks) in enumerate(zip(ids, id_kinds)):
+            details += terms if k == j else [_zero(kind, span) for kind in ks]
+        value = n.Number(1, span=span) if lattice.func == "count" else agg.arg
+        head = [clause.head.args[i] for i in key] + [n.Number(j, span=span), *details, value]
+        out.append(n.Clause(n.Atom(relation + CONTRIBUTIONS, tuple(head), span), clause.body,
+                            clause.span))
+    column_kinds = tuple(kinds[i] for i in key) + ("number",) + \
+        tuple(k for ks in id_kinds for k in ks) + (kinds[lattice.column],)
+    return out, column_kinds
+
+
+def _with_aggregate(clause: n.Clause, column: int, func: str) -> n.Clause:
+    arg = clause.head.args[column]
+    if isinstance(arg, n.HeadAggregate):
+        return clause
+    args = list(clause.head.args)
+    args[column] = n.HeadAggregate(func, arg, arg.span)
+    return n.Clause(n.Atom(clause.head.relation, tuple(args), clause.head.span), clause.body,
+                    clause.span)
+
+
+def _zero(kind: str, span) -> n.Term:
+    return n.Float(0.0, span=span) if kind == "float" else n.Number(0, span=span)
+
+
+def _total(checked: Checked, relation: str, columns: int) -> Kernel:
+    """The kernel that sums a $SUM/$COUNT relation's contributions, for the keys of their
+    delta: ``h(k, total) :- h@c(k, ...)Δ, total = Σ h@c(k, ...)``."""
+    lattice = checked.lattices[relation]
+    arity = len(checked.kinds[relation])
+    contributions = relation + CONTRIBUTIONS
+    width = arity - 1
+    keys = tuple(n.Var(f"@k{i}") for i in range(width))
+    total = n.Var("@t")
+    scan_args = keys + tuple(n.Wildcard() for _ in range(columns - width))
+    head = list(keys)
+    head.insert(lattice.column, total)
+    clause_head = list(keys)
+    clause_head.insert(lattice.column, n.HeadAggregate(lattice.func, total, lattice.span))
+    clause = n.Clause(n.Atom(relation, tuple(clause_head), lattice.span),
+                      (n.Atom(contributions, scan_args, lattice.span),), lattice.span)
+    steps = (Scan(contributions, DELTA, scan_args),
+             Total(contributions, keys, tuple(range(width)), len(scan_args) - 1, total.name))
+    return Kernel(relation, tuple(head), steps, clause, 0)
 
 
 def _normalize(body: tuple[n.Literal, ...], fresh: itertools.count) -> list[n.Literal]:
@@ -118,6 +207,8 @@ def _kernel(clause: n.Clause, body: list[n.Literal], versions: dict[int, str],
     delta_step = next((i for i, s in enumerate(steps) if isinstance(s, Scan) and s.version == DELTA),
                       None)
     head = tuple(a.arg if isinstance(a, n.HeadAggregate) else a for a in clause.head.args)
+    assert not any(isinstance(a, n.HeadAggregate) and a.func in ("sum", "count")
+                   for a in clause.head.args), clause  # rewritten by _contributions
     return Kernel(clause.head.relation, head, tuple(steps), clause, delta_step)
 
 
@@ -248,15 +339,15 @@ def _layouts(checked: Checked, strata: list[StratumPlan]) -> dict[str, Layout]:
                 key = _positions(scan, shared)
                 lattice = checked.lattices.get(scan.relation)
                 if lattice is None or lattice.column not in key:
-                    votes[scan.relation][key] += weight
+                    votes.setdefault(scan.relation, Counter())[key] += weight
     layouts = {}
     for name, kinds in checked.kinds.items():
         lattice = checked.lattices.get(name)
         dependent = lattice.column if lattice is not None else None
         first = [i for i in range(len(kinds)) if i != dependent][:1]
         key = votes[name].most_common(1)[0][0] if votes[name] else tuple(first)
-        layouts[name] = Layout(name, len(kinds), key, dependent=dependent,
-                               lattice=lattice.func if lattice is not None else None)
+        how = None if lattice is None else f"user:{lattice.user}" if lattice.user else lattice.func
+        layouts[name] = Layout(name, len(kinds), key, dependent=dependent, lattice=how)
     return layouts
 
 

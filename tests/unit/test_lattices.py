@@ -70,7 +70,16 @@ def test_unknown_dollar_aggregate_is_a_parse_error():
      "5:6 l is the dependent value of sp ($MIN, column 3); it flows into r, a relation "
      "without an aggregated column, in the same recursive stratum"),
     # where head aggregates may stand, and what they may aggregate
-    ("sp(f, t, $SUM(l)) :- sp(f, t, l).", "5:10 $SUM in a head is not supported yet"),
+    ("sp(f, t, $COUNT(l)) :- sp(f, m, l), e(m, t, _).",
+     "5:10 l is the dependent value of sp ($COUNT, column 3); $COUNT of sp counts its "
+     "distinct values, and every superseded value would stay counted"),
+    (".decl m(x:number, d:number)\nm(x, $MIN(d)) :- m(x, d).\nm(x, 0) :- e(x, _, _).\n"
+     "m(x, $MIN(d)) :- sp(x, _, d).\nsp(f, t, $SUM(d)) :- m(f, d), e(f, t, _).",
+     "9:10 d is the dependent value of m ($MIN, column 2); it feeds $SUM of sp, the opposite"),
+    (".decl f(x:number, c:number)\n.input f\nf(x, $COUNT(y)) :- e(x, y, _).",
+     "6:8 .input of f, a $COUNT relation"),
+    (".decl f(x:number, c:float)\nf(x, $COUNT(y)) :- e(x, y, _).",
+     "6:6 $COUNT into a float column: a count is a number or unsigned"),
     ("sp(f, t, 1 + $MIN(l)) :- sp(f, t, l).",
      "5:14 $MIN must be a whole head argument, not part of an expression"),
     ("r(f, t) :- sp(f, t, l), l = $MIN(l).", "5:29 $MIN is only allowed as an argument of a rule's head"),
@@ -100,6 +109,18 @@ def test_monotone_rules_are_accepted(rule):
     check(parse(DECLS + "sp(s, s, 0) :- e(s, _, _).\n" + rule))
 
 
+@pytest.mark.parametrize("rule", [
+    "r(y, $SUM(c)) :- r(x, c), e(x, y, _).",  # paths counted: a contribution replaced
+    "r(y, $COUNT(x)) :- e(x, y, _).",  # not recursive: distinct x per y
+    "r(y, $SUM(c * w)) :- r(x, c), e(x, y, w).",
+    "r(y, $MAX(c)) :- r(x, c), e(x, y, _).\nr(y, $MAX(c + 1)) :- sp(y, _, c).\n"
+    "sp(x, y, $SUM(c)) :- r(x, c), e(x, y, _).",  # $SUM and $MAX grow the same way
+])
+def test_sums_and_counts_are_accepted(rule):
+    found = check(parse(DECLS + "r(1, 1).\n" + rule)).lattices
+    assert {lattice.func for lattice in found.values()} <= {"sum", "count", "max"}
+
+
 def test_all_refusals_are_reported_at_once():
     found = errors("sp(f, t, $MIN(w - l)) :- sp(f, m, l), e(m, t, w), l > 0, !r(l, 0).")
     assert len(found) == 3
@@ -119,3 +140,37 @@ wide(f, t, $MAX(min(c, w))) :- wide(f, m, c), e(m, t, w).
                                     (2, 3, 1), (3, 1, 1), (3, 2, 6), (3, 3, 0), (4, 4, 0)]
     assert (1, 3, 9) in result["wide"] and (1, 1, 5) not in result["wide"]
     assert (3, 3, 1) in result["wide"]  # 3 -> 1 -> 3: min(1, 9)
+
+
+MASK = ".lattice Mask<> { Bottom -> 0, Lub(x, y) -> x bor y, Glb(x, y) -> x band y }\n"
+
+
+@pytest.mark.parametrize("text, expected", [
+    (".decl m(x:number, v:Nope<>)", "5:19 Nope<> of attribute v is not a lattice"),
+    (".lattice L<> { Bottom -> 0 }", "5:1 lattice L needs Bottom and Lub"),
+    (".lattice L<> { Bottom -> 0, Lub(x, y) -> x + z }", "5:46 z is not an argument of Lub (x, y)"),
+    (".lattice L<> { Bottom -> 0, Lub(x, x) -> x }", "5:29 Lub of lattice L needs two different"),
+    (".lattice L<> { Bottom -> 0, Join(x, y) -> x }", "5:29 unknown lattice operation Join"),
+    (".lattice L<> { Bottom -> 0, Lub -> max(x, _) }", "5:29 Lub of lattice L: write Lub(x, y)"),
+    (".lattice L<> { Bottom -> \"a\", Lub(x, y) -> x }", "5:26 Bottom of lattice L must be a number"),
+    (MASK + ".decl m(x:Mask<>, v:Mask<>)", "6:19 at most one lattice column per relation"),
+    (MASK + ".decl m(x:number, v:Mask<>)\nm(x, $MIN(v)) :- m(x, v).",
+     "7:6 $MIN in a head of m, whose column 2 is typed Mask<>"),
+    (MASK + ".decl m(x:number, v:Mask<>)\nm(x, v) :- m(x, w), v = @f(w, 1).",
+     "7:25 user functor @f: user functors are supported as a .lattice's Lub or Glb only"),
+    (MASK + ".decl m(x:number, v:Mask<>)\nm(x, v) :- m(x, v), m(v, _).",
+     "7:23 v is the dependent value of m (Mask<>, column 2); it is used as a join key in m"),
+])
+def test_user_lattice_refusals(text, expected):
+    found = errors(text)
+    assert any(e.startswith(expected) for e in found), found
+
+
+def test_user_lattice_relation_is_a_lattice_of_its_column():
+    program = parse(DECLS + MASK + ".decl m(x:number, v:Mask<>)\n"
+                    "m(x, 1 bshl x) :- e(x, _, _).\nm(y, v) :- m(x, v), e(x, y, _).\n")
+    lattice = check(program).lattices["m"]
+    assert (lattice.column, lattice.user, lattice.notation) == (1, "Mask", "Mask<>")
+    assert parse(print_program(program)).lattices == program.lattices
+    db = evaluate(program, {"e": {(0, 1, 0), (1, 2, 0), (2, 0, 0), (3, 0, 0)}})
+    assert db["m"] == {(0, 15), (1, 15), (2, 15), (3, 8)}  # the sources reaching each node

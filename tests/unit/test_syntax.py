@@ -107,7 +107,7 @@ def test_parse_errors_name_the_place(text, where, message):
     (".decl a(x:number)\na(1", "f.dl:2:4", "unexpected end of input; expected an operator, "
      "',' or ')'"),
     (".decl a(x:number)\n% x", "f.dl:2:1", "unexpected '%'; expected a directive, a name, "
-     "'.type' or '.decl'"),
+     "'.type', '.lattice' or '.decl'"),
     (".decl a(x:number)\n.limitsize a(n=5)", "f.dl:2:1", ".limitsize is not supported"),
 ])
 def test_parse_errors_are_in_words_at_the_mistake(text, where, message):

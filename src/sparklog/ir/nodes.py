@@ -13,7 +13,7 @@ no shuffle of the stored side.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from sparklog.semantics.strata import Stratum
 from sparklog.syntax import nodes as n
@@ -31,7 +31,9 @@ class Layout:
 
     A lattice relation's ``dependent`` column (its $MIN or $MAX value) is neither a bucket
     column nor hashed into the sub-bucket (PARALAGG §IV-A, §IV-C): an improved value then
-    lands on the partition that holds the value it improves.
+    lands on the partition that holds the value it improves. Nor are the ``detail`` columns
+    of a $SUM/$COUNT relation's contributions (what identifies a contribution beside its key):
+    every contribution of a key then lives on one partition, where the key's total is summed.
     """
 
     relation: str
@@ -39,13 +41,18 @@ class Layout:
     key: tuple[int, ...]
     sub_buckets: int = 1
     dependent: int | None = None
-    lattice: str | None = None  # the lattice's join, "min" or "max", with ``dependent``
+    # the lattice's join with ``dependent``: "min", "max", "user:T" (the Lub of .lattice T);
+    # "sum" and "count" (a total of contributions) and "contribution" keep the value
+    # derived last
+    lattice: str | None = None
+    detail: tuple[int, ...] = ()
 
     def __post_init__(self) -> None:
         assert all(0 <= k < self.arity for k in self.key), self
         assert len(set(self.key)) == len(self.key), self
         assert self.dependent not in self.key, self
         assert (self.dependent is None) == (self.lattice is None), self
+        assert not set(self.detail) & (set(self.key) | {self.dependent}), self
 
     @property
     def rest(self) -> tuple[int, ...]:
@@ -61,7 +68,7 @@ class Layout:
     @property
     def hashed(self) -> tuple[int, ...]:
         """The columns the sub-bucket hashes: the independent ones outside the bucket."""
-        return tuple(i for i in self.rest if i != self.dependent)
+        return tuple(i for i in self.rest if i != self.dependent and i not in self.detail)
 
     @property
     def sort_order(self) -> tuple[int, ...]:
@@ -115,7 +122,21 @@ class AggregateJoin:
     correlated: tuple[str, ...] = ()  # outer variables the body only filters on
 
 
-Step = Scan | Bind | Filter | AntiJoin | AggregateJoin
+@dataclass(frozen=True)
+class Total:
+    """The total of a $SUM/$COUNT relation's contributions, for each key the delta scan before
+    it read: ``var`` = the sum of column ``value`` of ``relation``'s full version over the rows
+    whose ``group`` columns equal ``args``. The contributions are placed by those columns
+    (Layout.detail), so the sum runs inside each partition."""
+
+    relation: str
+    args: tuple[n.Var, ...]
+    group: tuple[int, ...]
+    value: int
+    var: str
+
+
+Step = Scan | Bind | Filter | AntiJoin | AggregateJoin | Total
 
 
 @dataclass(frozen=True)
@@ -170,7 +191,8 @@ class Plan:
     strata: tuple[StratumPlan, ...]
     layouts: dict[str, Layout]
     kinds: dict[str, tuple[str, ...]]
+    user_lattices: dict[str, n.LatticeDecl] = field(default_factory=dict)  # .lattice T<>
 
     def lattice(self, relation: str) -> str | None:
-        """The join of a lattice relation's dependent column ("min", "max"); None for sets."""
+        """How a lattice relation's dependent column combines (Layout.lattice); None for sets."""
         return self.layouts[relation].lattice

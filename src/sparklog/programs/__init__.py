@@ -8,7 +8,7 @@ weight]) and returns the program's output as a DataFrame:
 
 >>> from sparklog import programs
 >>> sorted(programs.NAMES)
-['apsp', 'bfs', 'cc', 'khop', 'reach', 'sssp', 'widest']
+['apsp', 'bfs', 'cc', 'khop', 'pagerank', 'reach', 'sssp', 'widest']
 
 Source nodes are made in the JVM (no Python worker is needed on an executor).
 """
@@ -66,6 +66,18 @@ def k_hop(edges: Any, sources: Iterable[int], k: int, engine: Any = None) -> Any
 def widest_path(edges: Any, source: int, engine: Any = None) -> Any:
     """(node, c): the largest bottleneck capacity of a path from ``source`` to each node."""
     return _run("widest", "width", engine, edge=edges, source=_nodes(edges, [source]))
+
+
+def pagerank(edges: Any, iterations: int = 20, damping: float = 0.85, engine: Any = None
+             ) -> Any:
+    """(node, r): PageRank after ``iterations`` power iterations from 1/N, as networkx's
+    ``pagerank`` computes each one (dangling nodes' rank spread over every node)."""
+    from pyspark.sql import functions as F
+
+    one = edges.sparkSession.range(1)
+    return _run("pagerank", "pagerank", engine, edge=_two(edges),
+                iterations=one.select(F.lit(int(iterations)).alias("k")),
+                damping=one.select(F.lit(float(damping)).alias("a")))
 
 
 def _run(name: str, output: str, engine: Any, **inputs: Any) -> Any:

@@ -78,6 +78,7 @@ def _resolve_declarations(program: n.Program, rep: Reporter) -> dict[str, tuple[
             rep.error(t.span, f"unknown type {t.base}")
         else:
             types[t.name] = types[t.base]
+    lattices = _lattice_types(program, types, rep)
     kinds: dict[str, tuple[str, ...]] = {}
     for d in program.decls:
         if d.name in kinds:
@@ -85,12 +86,85 @@ def _resolve_declarations(program: n.Program, rep: Reporter) -> dict[str, tuple[
             continue
         names = [a.name for a in d.attributes]
         for a in d.attributes:
-            if a.type not in types:
+            if a.lattice and a.type not in lattices:
+                rep.error(a.span, f"{a.type}<> of attribute {a.name} is not a lattice: declare "
+                          f".lattice {a.type}<> {{ Bottom -> .., Lub(x, y) -> .. }}")
+            elif a.type not in types and not a.lattice:
                 rep.error(a.span, f"unknown type {a.type} of attribute {a.name}")
             if names.count(a.name) > 1:
                 rep.error(a.span, f"attribute {a.name} appears twice in {d.name}")
-        kinds[d.name] = tuple(types.get(a.type, "number") for a in d.attributes)
+        kinds[d.name] = tuple(lattices.get(a.type, "number") if a.lattice
+                              else types.get(a.type, "number") for a in d.attributes)
     return kinds
+
+
+LATTICE_OPS = ("Bottom", "Top", "Lub", "Glb")
+
+
+def _lattice_types(program: n.Program, types: dict[str, str], rep: Reporter) -> dict[str, str]:
+    """The kind of each ``.lattice T<>``: T's if T is a type, else its Bottom's; and the checks
+    of its operations (Bottom a constant; Lub, Glb over their two arguments)."""
+    out: dict[str, str] = {}
+    for lat in program.lattices:
+        if lat.name in out:
+            rep.error(lat.span, f"lattice {lat.name} is declared twice")
+            continue
+        for op in lat.ops:
+            if op.name not in LATTICE_OPS:
+                rep.error(op.span, f"unknown lattice operation {op.name}: expected "
+                          f"{', '.join(LATTICE_OPS)}")
+            elif [o.name for o in lat.ops].count(op.name) > 1:
+                rep.error(op.span, f"{op.name} is defined twice in lattice {lat.name}")
+            elif op.name in ("Lub", "Glb"):
+                _check_lattice_function(lat, op, rep)
+            elif op.params:
+                rep.error(op.span, f"{op.name} of lattice {lat.name} takes no arguments")
+        bottom, lub = lat.op("Bottom"), lat.op("Lub")
+        if lub is None or bottom is None:
+            rep.error(lat.span, f"lattice {lat.name} needs Bottom and Lub")
+            continue
+        if not isinstance(bottom.expr, n.Number | n.Float | n.UnaryOp):
+            rep.error(bottom.expr.span, f"Bottom of lattice {lat.name} must be a number")
+            continue
+        kind = types.get(lat.name) or ("float" if isinstance(bottom.expr, n.Float) or
+                                       isinstance(getattr(bottom.expr, "arg", None), n.Float)
+                                       else "unsigned" if getattr(bottom.expr, "unsigned", False)
+                                       else "number")
+        if kind == "symbol":
+            rep.error(lat.span, f"lattice {lat.name} over symbols: a lattice's values must be "
+                      "number, unsigned or float")
+            continue
+        out[lat.name] = kind
+    return out
+
+
+def _check_lattice_function(lat: n.LatticeDecl, op: n.LatticeOp, rep: Reporter) -> None:
+    """``Lub(x, y) -> expr`` over x and y, or ``Lub -> @f(_, _)`` (Soufflé's form)."""
+    if not op.params:
+        call = op.expr
+        if not (isinstance(call, n.Call) and len(call.args) == 2 and
+                all(isinstance(a, n.Wildcard) for a in call.args)):
+            rep.error(op.span, f"{op.name} of lattice {lat.name}: write {op.name}(x, y) -> expr "
+                      f"or {op.name} -> f(_, _)")
+        return
+    if len(set(op.params)) != 2:
+        rep.error(op.span, f"{op.name} of lattice {lat.name} needs two different arguments")
+    for sub in walk_term(op.expr):
+        if isinstance(sub, n.Var) and sub.name not in op.params:
+            rep.error(sub.span, f"{sub.name} is not an argument of {op.name} "
+                      f"({', '.join(op.params)})")
+        elif isinstance(sub, n.Wildcard | n.Aggregate | n.HeadAggregate):
+            rep.error(sub.span, f"{op.name} of lattice {lat.name} must be an expression over "
+                      f"{' and '.join(op.params)}")
+
+
+def lattice_function(op: n.LatticeOp) -> tuple[tuple[str, str], n.Term]:
+    """``(params, expr)`` of a Lub or Glb, the ``f(_, _)`` form as ``f(x, y)``."""
+    if op.params:
+        return (op.params[0], op.params[1]), op.expr
+    assert isinstance(op.expr, n.Call)
+    x, y = n.Var("x", op.span), n.Var("y", op.span)
+    return ("x", "y"), n.Call(op.expr.name, (x, y), op.expr.span)
 
 
 # ---------------------------------------------------------------------------------------
@@ -207,12 +281,19 @@ class _Types:
                 if k == "symbol":
                     self.rep.error(term.span, f"type mismatch: {func} over a symbol")
                 return "float" if func == "mean" else k
+            case n.HeadAggregate(func="count", arg=arg):
+                self.infer(arg)  # checked, but a count is a number whatever it counts
+                return "number"
             case n.HeadAggregate(arg=arg):
                 return self.infer(arg)
             case _:
                 raise AssertionError(term)
 
     def _call(self, call: n.Call) -> str | None:
+        if call.name.startswith("@"):
+            self.rep.error(call.span, f"user functor {call.name}: user functors are supported "
+                           "as a .lattice's Lub or Glb only (Engine.functor)")
+            return None
         if call.name not in n.FUNCTORS:
             self.rep.error(call.span, f"unknown functor {call.name}")
             return None
@@ -243,10 +324,10 @@ def _join(*kinds: str | None) -> str | None:
     return known[0] if known else None
 
 
-def _check_types(clause: n.Clause, kinds: dict[str, tuple[str, ...]], rep: Reporter) -> None:
+def _variable_kinds(clause: n.Clause, kinds: dict[str, tuple[str, ...]], rep: Reporter
+                    ) -> _Types:
     types = _Types(rep)
-    atoms = [clause.head, *_atoms(clause.body)]
-    for atom in atoms:  # (1) columns give variables their kinds
+    for atom in [clause.head, *_atoms(clause.body)]:  # (1) columns give variables their kinds
         for arg, kind in zip(atom.args, kinds[atom.relation]):
             if isinstance(arg, n.Var):
                 types.bind(arg, kind)
@@ -258,6 +339,17 @@ def _check_types(clause: n.Clause, kinds: dict[str, tuple[str, ...]], rep: Repor
                         k = types.infer(other)
                         if k is not None:
                             types.bind(var, k)
+    return types
+
+
+def term_kind(clause: n.Clause, kinds: dict[str, tuple[str, ...]], term: n.Term) -> str:
+    """The kind of ``term`` in a checked clause (number when nothing says otherwise)."""
+    return _variable_kinds(clause, kinds, Reporter()).infer(term) or "number"
+
+
+def _check_types(clause: n.Clause, kinds: dict[str, tuple[str, ...]], rep: Reporter) -> None:
+    types = _variable_kinds(clause, kinds, rep)
+    atoms = [clause.head, *_atoms(clause.body)]
     for atom in atoms:  # (3) expressions in columns
         for arg, kind in zip(atom.args, kinds[atom.relation]):
             if not isinstance(arg, n.Var | n.Wildcard):

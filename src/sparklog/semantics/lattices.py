@@ -1,17 +1,31 @@
-"""Lattice relations: head aggregates (``$MIN``, ``$MAX``) and the checks that keep them monotone.
+"""Lattice relations: head aggregates (``$MIN``, ``$MAX``, ``$SUM``, ``$COUNT``) and the checks
+that keep them monotone.
 
 A relation with ``$MIN(expr)`` in a head column is a lattice relation (PARALAGG §III): its
 other columns are independent and functionally determine that dependent column, whose
-value is the lattice join (least for ``$MIN``, greatest for ``$MAX``) of every value derived
-for the key. Lifted semi-naive evaluation then keeps one tuple per key and propagates only
-improved keys, which is sound when every rule of the recursive stratum is monotone in the
-dependent values it reads: a better input value can only give a better (or the same)
+value is the lattice join (least for ``$MIN``, greatest for ``$MAX``) of every value
+derived for the key. Lifted semi-naive evaluation then keeps one tuple per key and propagates
+only improved keys, which is sound when every rule of the recursive stratum is monotone in
+the dependent values it reads: a better input value can only give a better (or the same)
 output value. :func:`lattices` finds the lattice relations and refuses, before anything runs,
 the uses that break that: a dependent value as a join key, under negation, in a comparison
 or a constraint, inside a body aggregate, in an independent head column, or under a
 function that is not monotone. Where monotonicity depends on data (``$MIN(l + n)`` with an
 ``n`` that may be negative), the program runs; a run that does not converge stops at
 ``--max-iterations`` with an error (spark/driver.py).
+
+``$SUM(expr)`` and ``$COUNT(expr)`` are monotone aggregates over distinct contributions, as
+DeALS' msum and mcount: a key's value is the sum of ``expr`` over the distinct contributing
+tuples of its rules (each rule's body binding, :func:`contribution`), or the number of
+distinct values of ``expr``. A contribution whose value comes from a lattice value of the
+same stratum is one contribution whose value is replaced when that value improves, never a
+second one: ``np(y, $SUM(c)) :- np(x, c), e(x, y).`` counts paths, each edge (x, y)
+contributing the current ``np(x)``. Such a relation grows (``$MAX``'s direction) while its
+contributions are non-negative; a negative one is the data's business, as above.
+
+A column typed ``T<>`` of a Soufflé ``.lattice T<> { Bottom -> .., Lub(x, y) -> .. }`` makes a
+lattice relation too, its values joined by the user's Lub. Its order is the user's, so the
+structural refusals apply but the operator checks do not.
 """
 
 from __future__ import annotations
@@ -36,18 +50,37 @@ class Lattice:
 
     relation: str
     column: int
-    func: str
-    span: Span  # the first head aggregate that declared it
+    func: str  # "min", "max", "sum", "count"; "user" for a column typed T<>
+    span: Span  # the first head aggregate (or the T<> attribute) that declared it
+    user: str | None = None  # the .lattice T<> of a column typed T<>
 
     @property
     def notation(self) -> str:
-        return f"${self.func.upper()}"
+        return f"{self.user}<>" if self.user else f"${self.func.upper()}"
+
+    @property
+    def direction(self) -> str:
+        """Which way the value moves as the fixed point is approached: "min" or "max", or
+        up a user lattice ("user:T")."""
+        if self.user:
+            return f"user:{self.user}"
+        return "min" if self.func == "min" else "max"
+
+    @property
+    def accumulates(self) -> bool:
+        """True for $SUM and $COUNT: the value is computed from stored contributions."""
+        return self.func in ("sum", "count")
 
 
 def lattices(program: n.Program, kinds: dict[str, tuple[str, ...]],
              strata: list[Stratum], rep: Reporter) -> dict[str, Lattice]:
     """The program's lattice relations; reports every misuse of a head aggregate."""
     found = _declared(program, kinds, rep)
+    for d in program.directives:
+        if d.kind == "input" and d.relation in found and found[d.relation].accumulates:
+            rep.error(d.span, f".input of {d.relation}, a {found[d.relation].notation} relation: "
+                      "its values are totals of its rules' contributions; read the input "
+                      "into another relation and add a rule that contributes it")
     stratum_of = {r: s for s in strata for r in s.relations}
     for clause in program.clauses:
         stratum = stratum_of.get(clause.head.relation)
@@ -61,6 +94,14 @@ def _declared(program: n.Program, kinds: dict[str, tuple[str, ...]], rep: Report
               ) -> dict[str, Lattice]:
     """(1) Where head aggregates may stand, (2) which column and lattice each relation has."""
     found: dict[str, Lattice] = {}
+    for decl in program.decls:  # (0) columns typed T<> of a user lattice
+        columns = [i for i, a in enumerate(decl.attributes) if a.lattice]
+        for extra in columns[1:]:
+            rep.error(decl.attributes[extra].span, f"at most one lattice column per relation: "
+                      f"{decl.name} has two")
+        if columns:
+            a = decl.attributes[columns[0]]
+            found[decl.name] = Lattice(decl.name, columns[0], "user", a.span, a.type)
     for clause in program.clauses:
         for lit in clause.body:  # a head aggregate only makes sense in a head
             for term in literal_terms(lit):
@@ -83,18 +124,22 @@ def _declared(program: n.Program, kinds: dict[str, tuple[str, ...]], rep: Report
             continue
         agg = head.args[positions[0]]
         assert isinstance(agg, n.HeadAggregate)
-        if agg.func not in n.LATTICES:
-            rep.error(agg.span, f"{_name(agg)} in a head is not supported yet: "
-                      "only $MIN and $MAX are")
-            continue
         column_kinds = kinds.get(head.relation)
-        if column_kinds is not None and positions[0] < len(column_kinds) and \
-                column_kinds[positions[0]] == "symbol":
+        kind = column_kinds[positions[0]] if column_kinds is not None and \
+            positions[0] < len(column_kinds) else None
+        if kind == "symbol":
             rep.error(agg.span, f"{_name(agg)} over a symbol column: the dependent column of a "
                       "lattice relation must be number, unsigned or float")
             continue
+        if agg.func == "count" and kind == "float":
+            rep.error(agg.span, "$COUNT into a float column: a count is a number or unsigned")
+            continue
         known = found.get(head.relation)
-        if known is None:
+        if known is not None and known.user:
+            rep.error(agg.span, f"{_name(agg)} in a head of {head.relation}, whose column "
+                      f"{known.column + 1} is typed {known.notation}: its lattice combines "
+                      "the values already", Note(known.span, "declared here"))
+        elif known is None:
             found[head.relation] = Lattice(head.relation, positions[0], agg.func, agg.span)
         elif (known.column, known.func) != (positions[0], agg.func):
             rep.error(agg.span, f"rules for {head.relation} disagree on its aggregated column: "
@@ -222,11 +267,15 @@ class _Monotone:
                                 f"{head.relation}, an independent column")
             else:
                 for v in sorted(used):
-                    if self.dependent[v].func != target.func:
+                    if isinstance(arg, n.HeadAggregate) and arg.func == "count":
+                        self.refuse(arg.span, v, f"$COUNT of {head.relation} counts its distinct "
+                                    "values, and every superseded value would stay counted")
+                    elif self.dependent[v].direction != target.direction:
                         self.refuse(arg.span, v, f"it feeds {target.notation} of "
                                     f"{head.relation}, the opposite lattice")
                 inner = arg.arg if isinstance(arg, n.HeadAggregate) else arg
-                self._monotone(inner, arg.span)
+                if not target.user:  # a user lattice's order is the user's: not checked
+                    self._monotone(inner, arg.span)
 
     def _monotone(self, term: n.Term, span: Span) -> None:
         """Report the first sub-term where a dependent value meets a non-monotone operator."""
@@ -251,6 +300,41 @@ class _Monotone:
     def _outside(self, term: n.Term, why: str, span: Span) -> None:
         for v in sorted(_term_vars(term) & set(self.dependent)):
             self.refuse(term.span if term.span.line else span, v, why)
+
+
+def contribution(clause: n.Clause, found: dict[str, Lattice], stratum: Stratum
+                 ) -> tuple[n.Clause, tuple[n.Term, ...]]:
+    """What identifies one contribution of a ``$SUM``/``$COUNT`` rule, beside its head key,
+    and the rule with a variable for each ``_`` that is part of it.
+
+    ``$COUNT(e)``: the value of ``e``. ``$SUM(e)``: the contributing body tuples, that is
+    every column of its positive atoms (``_`` included: ``$SUM(x) :- e(x, _)`` adds x once
+    per edge, as Soufflé's ``sum x : { e(x, _) }``), but the dependent column of a lattice
+    relation of the same stratum: that value may improve, and its contribution is then
+    replaced, not added.
+    """
+    agg = next(a for a in clause.head.args if isinstance(a, n.HeadAggregate))
+    if agg.func == "count":
+        return clause, (agg.arg,)
+    mutable, body, fresh = set(), [], 0
+    for lit in clause.body:
+        if not isinstance(lit, n.Atom):
+            body.append(lit)
+            continue
+        lattice = found.get(lit.relation) if lit.relation in stratum.relations else None
+        args = list(lit.args)
+        for i, arg in enumerate(args):
+            if lattice is not None and i == lattice.column:
+                if isinstance(arg, n.Var):
+                    mutable.add(arg.name)
+            elif isinstance(arg, n.Wildcard):
+                args[i] = n.Var(f"@w{fresh}", arg.span)
+                fresh += 1
+        body.append(n.Atom(lit.relation, tuple(args), lit.span))
+    head = {a.name for a in clause.head.args if isinstance(a, n.Var)}
+    ids = {a.name: a for lit in body if isinstance(lit, n.Atom) for a in lit.args
+           if isinstance(a, n.Var) and a.name not in mutable and a.name not in head}
+    return n.Clause(clause.head, tuple(body), clause.span), tuple(ids.values())
 
 
 def _binding(lit: n.Literal, clause: n.Clause) -> tuple[str, n.Term] | None:

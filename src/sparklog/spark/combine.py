@@ -9,7 +9,8 @@ happens there depends on the relation:
   them per independent key together with the stored value: the lattice's join of old and
   new, fused with deduplication (PARALAGG §IV-A). A key whose value improves is stamped
   NEWEST and forms the next delta; a candidate that does not improve never leaves its
-  partition (:class:`LatticeCombine`).
+  partition (:class:`LatticeCombine`). A ``$SUM``/``$COUNT`` total and its contributions
+  (lower.py) combine the same way, but the value derived last replaces the stored one.
 
 Both return ``full'`` in the stored column order with the ``_it`` stamp, unsorted, and
 observe on it the metrics Database.add_new reads: ``n`` (the new or improved tuples) and
@@ -25,7 +26,9 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from sparklog.ir.nodes import Layout
+from sparklog.spark import expressions as X
 from sparklog.spark import jvm
+from sparklog.syntax import nodes as n
 from sparklog.spark.translate import IT, NEWEST, OLDER, SB
 
 if TYPE_CHECKING:
@@ -91,24 +94,70 @@ class LatticeCombine:
             stored = DataFrame(old, spark).select(*[F.col(c) for c in _names(layout)], F.col(IT),
                                                   F.lit(0).alias("_src"))
             union = stored.unionByName(candidates)
-        # (1) in the lattice's order: unsigned values compared as unsigned
-        ordered = (F.col(value).bitwiseXOR(F.lit(_SIGN_BIT)) if unsigned else F.col(value))
-        join = F.min if layout.lattice == "min" else F.max
-        better = (lambda a, b: a < b) if layout.lattice == "min" else (lambda a, b: a > b)
         keys = [F.col(c) for c in _names(layout) if c != value]
-        grouped = union.groupBy(*keys).agg(
-            join(ordered).alias("_best"),
-            join(F.when(F.col("_src") == 0, ordered)).alias("_was"),
-            F.max(F.when(F.col("_src") == 0, F.col(IT))).alias("_stamp"))
-        improved = F.col("_was").isNull() | better(F.col("_best"), F.col("_was"))
+        if layout.lattice in ("min", "max"):
+            # (1) in the lattice's order: unsigned values compared as unsigned
+            ordered = (F.col(value).bitwiseXOR(F.lit(_SIGN_BIT)) if unsigned else F.col(value))
+            join = F.min if layout.lattice == "min" else F.max
+            better = (lambda a, b: a < b) if layout.lattice == "min" else (lambda a, b: a > b)
+            grouped = union.groupBy(*keys).agg(
+                join(ordered).alias("_best"),
+                join(F.when(F.col("_src") == 0, ordered)).alias("_was"),
+                F.max(F.when(F.col("_src") == 0, F.col(IT))).alias("_stamp"))
+            improved = F.col("_was").isNull() | better(F.col("_best"), F.col("_was"))
+            best = F.col("_best").bitwiseXOR(F.lit(_SIGN_BIT)) if unsigned else F.col("_best")
+        elif layout.lattice.startswith("user:"):
+            # (1'') a user lattice (.lattice T<>): its Lub folded over the key's values,
+            # from Bottom, by Spark's aggregate(collect_list(..), ..) inside the partition
+            best_value = user_lub(db, layout.lattice[5:], value,
+                                  db.kinds(relation)[layout.dependent])
+            grouped = union.groupBy(*keys).agg(
+                best_value.alias("_best"),
+                F.max(F.when(F.col("_src") == 0, F.col(value))).alias("_was"),
+                F.max(F.when(F.col("_src") == 0, F.col(IT))).alias("_stamp"))
+            improved = F.col("_was").isNull() | (F.col("_best") != F.col("_was"))
+            best = F.col("_best")
+        else:
+            # (1') a total, or one contribution to it: the value derived last replaces the
+            # stored one (every kernel of a round reads the same versions, so a key's
+            # candidates of one round agree)
+            grouped = union.groupBy(*keys).agg(
+                F.max(F.when(F.col("_src") == 1, F.col(value))).alias("_cand"),
+                F.max(F.when(F.col("_src") == 0, F.col(value))).alias("_was"),
+                F.max(F.when(F.col("_src") == 0, F.col(IT))).alias("_stamp"))
+            improved = F.col("_was").isNull() | (F.col("_cand").isNotNull() &
+                                                 (F.col("_cand") != F.col("_was")))
+            best = F.coalesce(F.col("_cand"), F.col("_was"))
         kept = F.lit(OLDER) if iteration >= 1 else F.col("_stamp")
-        best = F.col("_best").bitwiseXOR(F.lit(_SIGN_BIT)) if unsigned else F.col("_best")
         merged = grouped.select(*keys, best.alias(value),
                                 F.when(improved, F.lit(NEWEST)).otherwise(kept).alias(IT),
                                 improved.alias("_new"))
         # (2) observed: n is the improved keys; the per-partition counts are of full'
         observed = metrics.on(merged._jdf, *lattice_counts(db))
         return observed.select(cols.stored)
+
+
+def user_lub(db: Database, name: str, column: str, kind: str) -> Column:
+    """A user lattice's Lub folded over a group's values of ``column``, from Bottom: Spark's
+    ``aggregate(collect_list(..), ..)``, a JVM-side fold (a registered functor is a Column
+    function, called once here to build the fold's lambda)."""
+    from sparklog.errors import EngineError
+    from sparklog.semantics.checks import lattice_function
+
+    decl = db.plan.user_lattices[name]
+    (x, y), expr = lattice_function(decl.op("Lub"))
+    spark_type = {"number": "bigint", "unsigned": "bigint", "float": "double"}[kind]
+    bottom = f"CAST({X.value(decl.op('Bottom').expr, X.Scope())} AS {spark_type})"
+    if isinstance(expr, n.Call) and expr.name.startswith("@"):
+        functor = db.functors.get(expr.name[1:])
+        if functor is None:
+            raise EngineError(f"lattice {name}: no functor {expr.name[1:]!r} is registered "
+                              f"(Engine.functor({expr.name[1:]!r}, lambda a, b: ...))")
+        return F.aggregate(F.collect_list(F.col(column)), F.expr(bottom),
+                           lambda a, b: functor(a, b).cast(spark_type))
+    lub = X.value(expr, X.Scope({x: x, y: y}, {x: kind, y: kind}))
+    return F.expr(f"aggregate(collect_list({column}), {bottom}, "
+                  f"({x}, {y}) -> CAST({lub} AS {spark_type}))")
 
 
 def _names(layout: Layout) -> list[str]:

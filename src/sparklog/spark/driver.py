@@ -179,6 +179,7 @@ class Database:
     partition_sizes: dict[str, list[int]] = field(default_factory=dict)
     _per_partition: tuple[Column, Any] | None = None
     _lattice_counts: tuple[Column, Any] | None = None  # see combine.lattice_counts
+    functors: dict[str, Callable[[Column, Column], Column]] = field(default_factory=dict)
     # rows expected of versions whose size is not booked yet: deferred inputs (their
     # files' size, see load) and the deferred versions computed from them (_round)
     expected: dict[str, int] = field(default_factory=dict)
@@ -245,7 +246,7 @@ class Database:
             self.replace(relation, self._empty(relation))
         df = self.stored[relation]
         if self._viewed.get(relation) is not df:
-            df.createOrReplaceTempView(f"{self.prefix}_{relation}")
+            df.createOrReplaceTempView(f"`{self.prefix}_{relation}`")  # quoted: r@c
             self._viewed[relation] = df
         return f"`{self.prefix}_{relation}`"
 

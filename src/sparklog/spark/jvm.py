@@ -379,3 +379,4 @@ def derivations(plan: Any, hint: dict[str, int] | None = None, key: str = "") ->
 def _is_home_exchange(node: Any) -> bool:
     return (node.nodeName() == "Exchange"
             and node.shuffleOrigin().toString() == "REPARTITION_BY_NUM")
+

@@ -118,9 +118,12 @@ def from_dataframe(df: DataFrame, name: str, kinds: tuple[str, ...]) -> DataFram
 
 
 def _program_facts(program) -> dict[str, list[tuple]]:
+    """The program's facts, but those of a $SUM/$COUNT relation: contributions (lower.py)."""
     out: dict[str, list[tuple]] = {}
+    lattices = program.checked.lattices
     for clause in program.ast.clauses:
-        if clause.is_fact:
+        lattice = lattices.get(clause.head.relation)
+        if clause.is_fact and not (lattice is not None and lattice.accumulates):
             out.setdefault(clause.head.relation, []).append(
                 tuple(_constant(a) for a in clause.head.args))
     return out
@@ -134,6 +137,8 @@ def _constant(term: n.Term):
             return v
         case n.UnaryOp(op="neg", arg=arg):
             return -_constant(arg)
+        case n.HeadAggregate(arg=arg):  # h(1, $MIN(5)). seeds h(1, 5)
+            return _constant(arg)
         case _:
             from sparklog.errors import CheckError
             raise CheckError(f"fact argument {term!r} is not a constant")

@@ -17,7 +17,7 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from sparklog.ir.nodes import (DELTA, FULL, OLD, AggregateJoin, AntiJoin, Bind, Filter, Kernel,
-                               Layout, Scan)
+                               Layout, Scan, Total)
 from sparklog.spark import expressions as X
 from sparklog.syntax import nodes as n
 
@@ -282,6 +282,33 @@ def _aggregate(step: AggregateJoin, q: Query, store: Store) -> Query:
     q.depth += 1
     q.sql = (f"SELECT * FROM (SELECT l.*, {value} AS {col} FROM ({q.sql}) l {how} "
              f"({aggregated}) a{cond}) g WHERE {col} IS NOT NULL")
+    return q
+
+
+@translate.register
+def _total(step: Total, q: Query, store: Store) -> Query:
+    """Sum the full contributions of the keys the delta scan read, inside each partition:
+    both sides are the stored contributions, placed by (bucket columns, ``_sb``) with the
+    bucket columns among the key (Layout.detail), so the semi-join and the GROUP BY on
+    (key, ``_sb``) need no Exchange."""
+    assert q.partitioned_as is not None and q.partitioned_as.relation == step.relation, q
+    kinds = store.kinds(step.relation)
+    names = {v.name: q.scope.columns[v.name] for v in step.args}
+    value = "_v"
+    args: list[n.Term] = [n.Wildcard()] * len(kinds)
+    for v, i in zip(step.args, step.group):
+        args[i] = v
+    args[step.value] = n.Var(step.var)
+    full = scan_sql(Scan(step.relation, FULL, tuple(args)), store, {**names, step.var: value},
+                    keep_sb=True)
+    keys = list(names.values()) + [SB]
+    on = " AND ".join(f"f.{c} = d.{c}" for c in keys)
+    col = q.scope.bind(step.var, kinds[step.value])
+    select = ", ".join([f"f.{c}" for c in names.values()] + [f"sum(f.{value}) AS {col}"])
+    q.depth += 1
+    q.sql = (f"SELECT {select} FROM ({full}) f LEFT SEMI JOIN ({q.sql}) d ON {on} "
+             f"GROUP BY {', '.join(f'f.{c}' for c in keys)}")
+    q.partitioned_as = None
     return q
 
 

@@ -13,7 +13,7 @@ from sparklog.errors import Diagnostic, Span
 
 # expected terminals that say more as one phrase
 _EXPRESSION = {"IDENT", "INT", "FLOAT", "STRING", "LPAR", "MINUS", "BNOT", "LNOT", "COUNT",
-               "SUM", "MIN", "MAX", "MEAN", "UNDERSCORE", "HEAD_AGGREGATE"}
+               "SUM", "MIN", "MAX", "MEAN", "UNDERSCORE", "HEAD_AGGREGATE", "FUNCTOR"}
 _OPERATORS = {"PLUS", "MINUS", "MULOP", "POW", "BAND", "BOR", "BXOR", "BSHL", "BSHR", "BSHRU",
               "LAND", "LOR", "LXOR"}
 _WORDS = {"IDENT": "a name", "INT": "a number", "FLOAT": "a number", "STRING": "a string",

@@ -152,19 +152,19 @@ class Aggregate:
 
 
 # Head aggregates over lattices (PARALAGG): ``$MIN(expr)`` in a head column keeps, for each
-# value of the relation's other columns, the least value derived. Only $MIN and $MAX run;
-# $SUM and $COUNT parse so that the checker can say they are not supported yet.
-LATTICES = ("min", "max")
+# value of the relation's other columns, the least value derived; ``$SUM`` and ``$COUNT``
+# are monotone aggregates over distinct contributions (semantics/lattices.py).
 HEAD_AGGREGATES = ("min", "max", "sum", "count")
 
 
 @dataclass(frozen=True)
 class HeadAggregate:
-    """``$MIN(expr)`` or ``$MAX(expr)`` as a head argument: the relation's dependent column.
+    """``$MIN(expr)``, ``$MAX``, ``$SUM`` or ``$COUNT`` as a head argument: the relation's
+    dependent column.
 
     The relation then holds one tuple per value of its other (independent) columns, whose
     dependent value is the lattice join (least for $MIN, greatest for $MAX) of every value
-    derived for it.
+    derived for it, or the sum (count) over its distinct contributions.
     """
 
     func: str
@@ -245,6 +245,29 @@ class Attribute:
     name: str
     type: str
     span: Span = field(default=NOWHERE, compare=False)
+    lattice: bool = False  # ``v: T<>``: the column holds values of the user lattice T
+
+
+@dataclass(frozen=True)
+class LatticeOp:
+    """``Lub(x, y) -> expr`` (``params`` name its two arguments) or ``Bottom -> expr``."""
+
+    name: str
+    params: tuple[str, ...]
+    expr: Term
+    span: Span = field(default=NOWHERE, compare=False)
+
+
+@dataclass(frozen=True)
+class LatticeDecl:
+    """Soufflé's ``.lattice T<> { Bottom -> .., Lub(x, y) -> .., Glb(x, y) -> .. }``."""
+
+    name: str
+    ops: tuple[LatticeOp, ...]
+    span: Span = field(default=NOWHERE, compare=False)
+
+    def op(self, name: str) -> LatticeOp | None:
+        return next((o for o in self.ops if o.name == name), None)
 
 
 @dataclass(frozen=True)
@@ -298,6 +321,7 @@ class Program:
     clauses: tuple[Clause, ...] = ()
     directives: tuple[Directive, ...] = ()
     sources: tuple[tuple[str, str], ...] = ()  # (file name, text), for diagnostics
+    lattices: tuple[LatticeDecl, ...] = ()
 
     def decl(self, name: str) -> Decl | None:
         return next((d for d in self.decls if d.name == name), None)

@@ -114,7 +114,17 @@ class _Builder(Transformer):
 
     @v_args(meta=True)
     def attribute(self, meta, items):
-        return n.Attribute(str(items[0]), str(items[1]), self._span(meta))
+        return n.Attribute(str(items[0]), str(items[1]), self._span(meta), items[2] is not None)
+
+    @v_args(meta=True)
+    def lattice_decl(self, meta, items):
+        ops = tuple(o for o in items[2:] if o is not None)
+        return n.LatticeDecl(str(items[0]), ops, self._span(meta))
+
+    @v_args(meta=True)
+    def lattice_op(self, meta, items):
+        params = tuple(str(p) for p in items[1:3] if p is not None)
+        return n.LatticeOp(str(items[0]), params, items[-1], self._span(meta))
 
     def qualifier(self, items):
         return None
@@ -266,11 +276,13 @@ def _first_span(alternatives) -> Span:
 
 def _assemble(tree, file: str, text: str) -> n.Program:
     """Split the top-level items by kind and expand each rule into Horn clauses."""
-    types, decls, clauses, directives = [], [], [], []
+    types, decls, clauses, directives, lattices = [], [], [], [], []
     for item in tree.children:
         match item:
             case n.TypeDecl():
                 types.append(item)
+            case n.LatticeDecl():
+                lattices.append(item)
             case [n.Decl(), *_]:
                 decls.extend(item)
             case [n.Directive(), *_]:
@@ -282,10 +294,11 @@ def _assemble(tree, file: str, text: str) -> n.Program:
             case _:
                 raise AssertionError(f"unexpected item {item!r}")
     return n.Program(tuple(types), tuple(decls), tuple(clauses), tuple(directives),
-                     ((file, text),))
+                     ((file, text),), tuple(lattices))
 
 
 def merge(*programs: n.Program) -> n.Program:
     """Concatenate programs (e.g. several files) into one."""
     return n.Program(*(tuple(itertools.chain.from_iterable(getattr(p, f) for p in programs))
-                       for f in ("types", "decls", "clauses", "directives", "sources")))
+                       for f in ("types", "decls", "clauses", "directives", "sources",
+                                 "lattices")))

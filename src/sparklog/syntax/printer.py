@@ -14,6 +14,7 @@ from decimal import Decimal
 from sparklog.syntax.nodes import (
     Aggregate, Atom, BinOp, BoolLit, Call, Clause, Comparison, Constraint, Decl, Directive,
     HeadAggregate,
+    LatticeDecl,
     Float, Literal, Negation, Number, Program, String, Term, TypeDecl, UnaryOp, Var, Wildcard,
 )
 
@@ -116,8 +117,16 @@ def print_type(decl: TypeDecl) -> str:
 
 def print_decl(decl: Decl) -> str:
     """``.decl r(a:number, b:symbol)``."""
-    attributes = ", ".join(f"{a.name}:{a.type}" for a in decl.attributes)
+    attributes = ", ".join(f"{a.name}:{a.type}{'<>' if a.lattice else ''}"
+                           for a in decl.attributes)
     return f".decl {decl.name}({attributes})"
+
+
+def print_lattice(decl: LatticeDecl) -> str:
+    """``.lattice T<> { Bottom -> 0, Lub(x, y) -> (x bor y) }``."""
+    ops = ", ".join(f"{o.name}{'(' + ', '.join(o.params) + ')' if o.params else ''} -> "
+                    f"{print_term(o.expr)}" for o in decl.ops)
+    return f".lattice {decl.name}<> {{ {ops} }}"
 
 
 def _print_param(key: str, value: str) -> str:
@@ -138,6 +147,7 @@ def print_directive(directive: Directive) -> str:
 def print_program(program: Program) -> str:
     """The whole program: types, declarations, directives, then clauses, one a line."""
     lines = [print_type(t) for t in program.types]
+    lines += [print_lattice(lat) for lat in program.lattices]
     lines += [print_decl(d) for d in program.decls]
     lines += [print_directive(d) for d in program.directives]
     lines += [print_clause(c) for c in program.clauses]
