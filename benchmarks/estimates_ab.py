@@ -1,5 +1,5 @@
 """In-process A/B of the checkpoint rewrite that drops a version's inherited size
-estimate (driver._without_estimates): strata10 runs alternately with and without it in
+estimate (storage._without_estimates): strata10 runs alternately with and without it in
 one warm session, so both sides share the JVM's state and the machine's load.
 
     python3 -m benchmarks.estimates_ab [--pairs 3]
@@ -26,11 +26,11 @@ def main() -> None:
     args = p.parse_args()
 
     import sparklog
-    from sparklog.spark import driver, session
+    from sparklog.spark import session, storage
 
     spark = session.start("local[2]", partitions=2)
     engine = sparklog.Engine(spark=spark, partitions=2)
-    rewrite = driver._without_estimates
+    rewrite = storage._without_estimates
 
     def run() -> tuple[float, float]:
         started = time.perf_counter()
@@ -43,12 +43,12 @@ def main() -> None:
     rows = []
     for pair in range(args.pairs):
         for side, fn in (("with", rewrite), ("without", lambda df: df)):
-            driver._without_estimates = fn
+            storage._without_estimates = fn
             wall, round_ms = run()
             rows.append({"pair": pair, "side": side, "run_s": wall, "round_ms": round_ms,
                          "load": os.getloadavg()[0]})
             print(rows[-1], flush=True)
-    driver._without_estimates = rewrite
+    storage._without_estimates = rewrite
     out = runner.DEFAULT_OUT / "estimates_ab.json"
     out.write_text(json.dumps({"machine": runner.machine_facts(spark), "runs": rows},
                               indent=2) + "\n")

@@ -13,6 +13,7 @@ results/reuse_ab.json and results/reuse_ab.md.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import statistics
@@ -63,12 +64,12 @@ def main() -> None:
         run(spec)  # warm-up
         for pair in range(args.pairs):
             for side in SIDES:
-                engine.options.reuse_plans = side
+                engine.options = dataclasses.replace(engine.options, reuse_plans=side)
                 wall, round_ms, ok = run(spec)
                 rows.append({"workload": spec, "pair": pair, "side": side, "run_s": wall,
                              "round_ms": round_ms, "ok": ok, "load": os.getloadavg()[0]})
                 print(rows[-1], flush=True)
-    engine.options.reuse_plans = "executed"
+    engine.options = dataclasses.replace(engine.options, reuse_plans="executed")
     facts = runner.machine_facts(spark)
     out = runner.DEFAULT_OUT / "reuse_ab.json"
     out.write_text(json.dumps({"machine": facts, "runs": rows}, indent=2) + "\n")

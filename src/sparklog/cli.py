@@ -15,8 +15,8 @@ import threading
 from contextlib import contextmanager
 from pathlib import Path
 
-from sparklog.defaults import BROADCAST_ROWS, CODEGEN_ROWS, JOIN_PLANNING
-from sparklog.engine import PLAN_REUSE
+from sparklog.defaults import JOIN_PLANNING
+from sparklog.options import DEFAULTS, PLAN_REUSE
 from sparklog.errors import (DataError, Diagnostic, OutputError, SparklogError,
                              UsageError)
 
@@ -133,26 +133,28 @@ def _parser() -> argparse.ArgumentParser:
                           "their own, not in the job of the first round that reads them")
     run.add_argument("--no-pipelined", dest="pipelined", action="store_false",
                      help="plan each round only after the previous round's job has ended")
-    run.add_argument("--plan-reuse", dest="reuse_plans", choices=PLAN_REUSE, default="executed",
+    run.add_argument("--plan-reuse", dest="reuse_plans", choices=PLAN_REUSE,
+                     default=DEFAULTS.reuse_plans,
                      help="how loop rounds after the first are planned: run the executed plan "
                           "of the round before over the new versions (executed, the default), "
                           "plan from its optimized plan (optimized), or from the rules' SQL "
                           "(off)")
     run.add_argument("--no-plan-reuse", dest="reuse_plans", action="store_const", const="off",
                      help="the same as --plan-reuse off")
-    run.add_argument("--max-iterations", type=int, default=None, metavar="N",
+    run.add_argument("--max-iterations", type=int, default=DEFAULTS.max_iterations, metavar="N",
                      help="stop each recursive stratum after N rounds; a lattice relation "
                           "whose values still improve then is an error (default: no limit)")
-    run.add_argument("--join-planning", choices=JOIN_PLANNING, default="off",
+    run.add_argument("--join-planning", choices=JOIN_PLANNING, default=DEFAULTS.join_planning,
                      help="a join that is not partition-local broadcasts a small delta "
                           "(dynamic) or shuffles both sides (off); default %(default)s")
-    run.add_argument("--broadcast-rows", type=int, default=BROADCAST_ROWS, metavar="N",
+    run.add_argument("--broadcast-rows", type=int, default=DEFAULTS.broadcast_rows, metavar="N",
                      help="the largest delta dynamic join planning broadcasts "
                           "(default %(default)s)")
-    run.add_argument("--codegen-rows", type=int, default=CODEGEN_ROWS, metavar="N",
+    run.add_argument("--codegen-rows", type=int, default=DEFAULTS.codegen_rows, metavar="N",
                      help="use whole-stage code generation only in rounds over at least N "
                           "stored rows (0: in every round; default %(default)s)")
-    run.add_argument("--stall-timeout", type=float, default=300.0, metavar="SECONDS",
+    run.add_argument("--stall-timeout", type=float, default=DEFAULTS.stall_seconds,
+                     metavar="SECONDS",
                      help="end the run with an error when Spark runs no task for this long "
                           "(a failed scheduler; 0: wait forever; default %(default)g)")
     loud = run.add_mutually_exclusive_group()

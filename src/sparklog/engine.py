@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from sparklog.defaults import BROADCAST_ROWS, CODEGEN_ROWS, JOIN_PLANNING
 from sparklog.errors import EngineError, UsageError
 from sparklog.ir.nodes import Plan
 from sparklog.lower import lower
+from sparklog.options import NAMES, Options
 from sparklog.semantics.checks import Checked, check
 from sparklog.syntax import nodes as n
 from sparklog.syntax.parser import parse, parse_file
@@ -69,54 +70,32 @@ class Result:
         return max((r["iteration"] for r in self.stats if r["relation"] == relation), default=0)
 
 
-# How loop rounds after the first are planned (driver.Options.reuse_plans).
-PLAN_REUSE = ("executed", "optimized", "off")
-
-
 class Engine:
-    """Runs programs on a SparkSession: the caller's, or a local one sparklog starts."""
+    """Runs programs on a SparkSession: the caller's, or a local one sparklog starts.
 
-    def __init__(self, spark=None, *, master: str = "local[*]", partitions: int | None = None,
-                 conf: Mapping[str, str] | None = None, checkpoint: str = "local",
-                 checkpoint_dir: str | None = None,
-                 max_iterations: int | None = None, deferred: bool = True,
-                 pipelined: bool = True, codegen_rows: int | None = CODEGEN_ROWS,
-                 stall_seconds: float | None = 300.0, trace_lineage: bool = False,
-                 reuse_plans: str | bool = "executed", join_planning: str = "off",
-                 broadcast_rows: int = BROADCAST_ROWS,
-                 on_record: Callable[[dict[str, Any]], None] | None = None) -> None:
+    ``options`` are the fields of :class:`sparklog.options.Options` (partitions, checkpoint,
+    checkpoint_dir, max_iterations, deferred, pipelined, codegen_rows, stall_seconds,
+    trace_lineage, reuse_plans, tiny_rows, join_planning, broadcast_rows), validated there.
+    """
+
+    def __init__(self, spark=None, *, master: str = "local[*]",
+                 conf: Mapping[str, str] | None = None,
+                 on_record: Callable[[dict[str, Any]], None] | None = None,
+                 **options: Any) -> None:
         from sparklog.spark import session
 
-        if checkpoint not in ("local", "reliable"):
-            raise UsageError(f"checkpoint must be 'local' or 'reliable', not {checkpoint!r}")
-        reuse_plans = {True: "executed", False: "off"}.get(reuse_plans, reuse_plans)
-        if reuse_plans not in PLAN_REUSE:
-            raise UsageError(f"reuse_plans must be one of {', '.join(PLAN_REUSE)}, "
-                             f"not {reuse_plans!r}")
-        if join_planning not in JOIN_PLANNING:
-            raise UsageError(f"join_planning must be one of {', '.join(JOIN_PLANNING)}, "
-                             f"not {join_planning!r}")
-        if broadcast_rows < 0:
-            raise UsageError(f"broadcast_rows must be at least 0, not {broadcast_rows}")
-        if codegen_rows is not None and codegen_rows < 0:
-            raise UsageError(f"codegen_rows must be None or at least 0, not {codegen_rows}")
-        self.spark = spark or session.start(master, partitions, dict(conf or {}))
+        unknown = sorted(set(options) - set(NAMES))
+        if unknown:
+            raise UsageError(f"unknown Engine option {unknown[0]!r}; the options are "
+                             f"{', '.join(NAMES)}")
+        checked = Options(**options)  # validated before a JVM starts
+        self.spark = spark or session.start(master, checked.partitions, dict(conf or {}))
         if spark is not None:
             session.quiet(spark)
-        if checkpoint_dir:
-            self.spark.sparkContext.setCheckpointDir(checkpoint_dir)
-        elif checkpoint == "reliable":
-            raise UsageError("checkpoint='reliable' needs checkpoint_dir (a directory every "
-                             "executor can reach, e.g. on HDFS or S3)")
-        from sparklog.spark.driver import Options
-
-        parts = partitions or max(2, self.spark.sparkContext.defaultParallelism)
-        self.options = Options(partitions=parts, checkpoint=checkpoint,
-                               checkpoint_dir=checkpoint_dir, max_iterations=max_iterations,
-                               deferred=deferred, pipelined=pipelined,
-                               codegen_rows=codegen_rows, stall_seconds=stall_seconds,
-                               trace_lineage=trace_lineage, reuse_plans=reuse_plans,
-                               join_planning=join_planning, broadcast_rows=broadcast_rows)
+        if checked.checkpoint_dir:
+            self.spark.sparkContext.setCheckpointDir(checked.checkpoint_dir)
+        parts = checked.partitions or max(2, self.spark.sparkContext.defaultParallelism)
+        self.options = replace(checked, partitions=parts)
         self.on_record = on_record
         self.functors: dict[str, Callable[[Any, Any], Any]] = {}
 
@@ -130,7 +109,8 @@ class Engine:
             facts_dir: str | Path | None = None) -> Result:
         """Evaluate ``program``; ``inputs`` maps relation names to DataFrames or paths."""
         from sparklog.spark import session
-        from sparklog.spark.driver import Database, Stats, evaluate
+        from sparklog.spark.rounds import Stats, evaluate
+        from sparklog.spark.storage import Database
         from sparklog.spark.load import load_inputs
 
         if isinstance(program, str):

@@ -27,7 +27,8 @@ def explain(program, show: set[str], engine=None, facts_dir: Path | None = None)
 
 def iteration_plan(engine, program, facts_dir: Path | None) -> str:
     """The executed plan of the first recursive stratum's first loop iteration."""
-    from sparklog.spark.driver import Database, Stats, _evaluate_stratum, _plan, _round
+    from sparklog.spark.rounds import Stats, _evaluate_stratum, _plan, _round
+    from sparklog.spark.storage import Database
     from sparklog.spark.load import load_inputs
     from sparklog.spark import session
 

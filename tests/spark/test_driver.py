@@ -65,7 +65,7 @@ bad(x) :- n(x), pattern(p), match(p, "a").
 
 def test_a_failed_run_frees_its_block_storage(engine, spark):
     from sparklog.errors import EngineError
-    from sparklog.spark.driver import _cached_rdds
+    from sparklog.spark.jvm import cached_rdds as _cached_rdds
 
     before = set(_cached_rdds(spark))
     with pytest.raises(EngineError, match="PatternSyntaxException"):
@@ -198,10 +198,10 @@ def test_pipelined_rounds_plan_while_the_previous_job_runs(spark, monkeypatch):
     import threading
     import time
 
-    from sparklog.spark import driver
+    from sparklog.spark import rounds
 
     events = []
-    plan_round, compute = driver._plan, driver._compute
+    plan_round, compute = rounds._plan, rounds._compute
 
     def timed_plan(db, sp, kernels):
         events.append(("plan", db.iteration, time.perf_counter()))
@@ -212,8 +212,8 @@ def test_pipelined_rounds_plan_while_the_previous_job_runs(spark, monkeypatch):
         compute(db, steps)
         events.append(("end", steps[0].group, time.perf_counter()))
 
-    monkeypatch.setattr(driver, "_plan", timed_plan)
-    monkeypatch.setattr(driver, "_compute", timed_compute)
+    monkeypatch.setattr(rounds, "_plan", timed_plan)
+    monkeypatch.setattr(rounds, "_compute", timed_compute)
     result = run(sparklog.Engine(spark=spark, partitions=2), TC,
                  inputs={"edge": edges_df(spark, gen.chain(8))})
     assert result.size("tc") == 36
@@ -257,7 +257,7 @@ def test_whole_stage_codegen_only_for_rounds_over_codegen_rows(spark, tmp_path, 
     over at least N stored rows do (all of them with 0), and the run leaves the session's
     setting as it found it."""
     from sparklog.gen import write_facts
-    from sparklog.spark import driver
+    from sparklog.spark import rounds
 
     write_facts(gen.tree(6, "down"), tmp_path / "edge.facts")
     program = sparklog.Program.from_text(TC)
@@ -268,7 +268,7 @@ def test_whole_stage_codegen_only_for_rounds_over_codegen_rows(spark, tmp_path, 
     assert "*(" in plans[0], plans[0]  # the marker of a whole-stage-generated operator
 
     chosen = []
-    choose = driver._choose_codegen
+    choose = rounds._choose_codegen
 
     def record(db, sp, kernels):
         choose(db, sp, kernels)
@@ -278,7 +278,7 @@ def test_whole_stage_codegen_only_for_rounds_over_codegen_rows(spark, tmp_path, 
             factory = spark.conf.get("spark.sql.codegen.factoryMode")
             assert factory == ("FALLBACK" if chosen[-1][1] == "true" else "NO_CODEGEN")
 
-    monkeypatch.setattr(driver, "_choose_codegen", record)
+    monkeypatch.setattr(rounds, "_choose_codegen", record)
     spark.conf.set("spark.sql.codegen.wholeStage", "true")
     try:
         result = run(sparklog.Engine(spark=spark, partitions=2, codegen_rows=40), TC,

@@ -11,7 +11,8 @@ import pytest
 
 import sparklog
 from sparklog.errors import EngineError
-from sparklog.spark import driver
+from sparklog.options import Options
+from sparklog.spark import jobs, storage
 
 COUNTER = """
 .decl c(x:number)
@@ -70,11 +71,11 @@ class _Stalled:
 def test_a_job_that_makes_no_progress_ends_the_run(spark, monkeypatch):
     """Spark's scheduler thread dying leaves a job waiting for tasks nobody launches."""
     release = threading.Event()
-    db = driver.Database(spark, sparklog.Program.from_text(COUNTER).plan,
-                         driver.Options(stall_seconds=1.5))
+    db = storage.Database(spark, sparklog.Program.from_text(COUNTER).plan,
+                         Options(partitions=2, stall_seconds=1.5))
     monkeypatch.setattr(type(spark.sparkContext), "statusTracker", lambda self: _Stalled())
     started = time.monotonic()
-    job = driver._Job(db, lambda db: release.wait(30))
+    job = jobs._Job(db, lambda db: release.wait(30))
     with pytest.raises(EngineError, match="no progress for 1.5 s"):
         job.wait()
     assert time.monotonic() - started < 10
@@ -82,12 +83,12 @@ def test_a_job_that_makes_no_progress_ends_the_run(spark, monkeypatch):
 
 
 def test_a_failing_job_reraises(spark):
-    db = driver.Database(spark, sparklog.Program.from_text(COUNTER).plan, driver.Options())
+    db = storage.Database(spark, sparklog.Program.from_text(COUNTER).plan, Options(partitions=2))
 
     def fail(db):
         raise ValueError("boom")
     with pytest.raises(ValueError, match="boom"):
-        driver._Job(db, fail).wait()
+        jobs._Job(db, fail).wait()
 
 
 def test_a_dead_spark_thread_ends_the_run(spark, monkeypatch):
@@ -96,9 +97,9 @@ def test_a_dead_spark_thread_ends_the_run(spark, monkeypatch):
     from sparklog.spark import session
 
     release = threading.Event()
-    db = driver.Database(spark, sparklog.Program.from_text(COUNTER).plan, driver.Options())
+    db = storage.Database(spark, sparklog.Program.from_text(COUNTER).plan, Options(partitions=2))
     monkeypatch.setattr(session, "JVM_THREAD_FAILURES", [])
-    job = driver._Job(db, lambda db: release.wait(30))
+    job = jobs._Job(db, lambda db: release.wait(30))
     line = 'Exception in thread "dispatcher-event-loop-0" java.lang.StackOverflowError'
     threading.Timer(0.5, session.JVM_THREAD_FAILURES.append, [line]).start()
     with pytest.raises(EngineError, match="dispatcher-event-loop-0"):

@@ -12,11 +12,13 @@ checked to have used the mode.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 from pyspark.sql import functions as F
 
 import sparklog
-from sparklog.spark import driver, jvm
+from sparklog.spark import jvm, rounds
 from sparklog.syntax.parser import parse
 from tests import reference
 from tests.programs import ADD
@@ -72,7 +74,7 @@ def _run_counting(engine, text, monkeypatch):
     program = parse(text, "reuse")
     planned_from_sql: list[int] = []
     reruns: list[int] = []
-    derive, swapped = driver._derive, jvm.swapped
+    derive, swapped = rounds._derive, jvm.swapped
 
     def deriving(db, relation, kernels):
         planned_from_sql.append(db.iteration)
@@ -82,7 +84,7 @@ def _run_counting(engine, text, monkeypatch):
         reruns.append(len(reruns))
         return swapped(spark, kept, versions)
 
-    monkeypatch.setattr(driver, "_derive", deriving)
+    monkeypatch.setattr(rounds, "_derive", deriving)
     monkeypatch.setattr(jvm, "swapped", rerunning)
     result = engine.run(sparklog.Program(program))
     return program, result, planned_from_sql, reruns
@@ -100,10 +102,10 @@ _SQL_PLANNED_STATS: dict[str, list[tuple]] = {}
 @pytest.mark.parametrize("reuse", ["executed", "optimized", "off"])
 def test_rounds_agree_with_reference(engine, monkeypatch, name, reuse):
     if name not in _SQL_PLANNED_STATS:  # each program's stats planned from SQL, run once
-        monkeypatch.setattr(engine.options, "reuse_plans", "off")
+        monkeypatch.setattr(engine, "options", replace(engine.options, reuse_plans="off"))
         _SQL_PLANNED_STATS[name] = _sizes(_run_counting(engine, PROGRAMS[name],
                                                         monkeypatch)[1].stats)
-    monkeypatch.setattr(engine.options, "reuse_plans", reuse)
+    monkeypatch.setattr(engine, "options", replace(engine.options, reuse_plans=reuse))
     program, result, planned_from_sql, reruns = _run_counting(engine, PROGRAMS[name],
                                                               monkeypatch)
     expected = reference.evaluate(program, {})
@@ -138,7 +140,7 @@ def test_no_rerun_of_a_plan_that_reuses_an_exchange(spark):
     counts = spark.range(30).groupBy((F.col("id") % 3).alias("id")).count().select("id")
     reusing = counts.union(counts).union(version)._jdf
     assert "ReusedExchange" in reusing.queryExecution().executedPlan().toString()
-    versions = {"r": driver._stored_rdd(version)}
+    versions = {"r": jvm.stored_rdd(version)}
     assert jvm.executed(spark, reusing, versions, "false") is None
     assert jvm.executed(spark, counts.union(version)._jdf, versions, "false") is not None
 
@@ -156,5 +158,5 @@ def test_tiny_reruns_store_their_versions_serialized(spark, tiny_rows):
     result = engine.run(program)
     expected = reference.evaluate(program.ast)
     assert rows(result["tc"]) == expected["tc"]
-    level = driver._stored_rdd(result._db.stored["tc"]).getStorageLevel()
+    level = jvm.stored_rdd(result._db.stored["tc"]).getStorageLevel()
     assert level.deserialized() == (tiny_rows == 0), level.toString()

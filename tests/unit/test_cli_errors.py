@@ -4,6 +4,7 @@ usage), no traceback, and no Spark session (starting one would fail these tests)
 from __future__ import annotations
 
 import json
+import re
 import os
 import signal
 import socket
@@ -310,3 +311,30 @@ def test_ctrl_c_cancels_jobs_and_is_reported_once(capsys):
 def test_negative_stall_timeout_is_a_usage_error(tc_dir, capsys):
     assert main(["run", str(tc_dir / "tc.dl"), "--stall-timeout", "-1"]) == 2
     assert "--stall-timeout must be at least 0" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("options, message", [
+    (dict(reuse_plans="x"), "reuse_plans must be one of executed, optimized, off, not 'x'"),
+    (dict(checkpoint="reliable"), "checkpoint='reliable' needs checkpoint_dir"),
+    (dict(partitions=0), "partitions must be at least 1, not 0"),
+    (dict(max_iterations=0), "max_iterations must be at least 1, not 0"),
+    (dict(stall_seconds=0), "stall_seconds must be None or more than 0"),
+    (dict(broadcast_rows=-1), "broadcast_rows must be at least 0, not -1"),
+    (dict(bogus=1), "unknown Engine option 'bogus'"),
+])
+def test_engine_options_are_validated_before_spark_starts(options, message):
+    import sparklog
+
+    with pytest.raises(UsageError, match=re.escape(message)):
+        sparklog.Engine(**options)  # no JVM: the options fail first
+
+
+def test_options_are_frozen_and_accept_booleans_for_plan_reuse():
+    import dataclasses
+
+    from sparklog.options import DEFAULTS, Options
+
+    assert Options(reuse_plans=False).reuse_plans == "off"
+    assert Options(reuse_plans=True).reuse_plans == "executed" == DEFAULTS.reuse_plans
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        DEFAULTS.partitions = 3  # type: ignore[misc]

@@ -174,3 +174,19 @@ def test_user_lattice_relation_is_a_lattice_of_its_column():
     assert parse(print_program(program)).lattices == program.lattices
     db = evaluate(program, {"e": {(0, 1, 0), (1, 2, 0), (2, 0, 0), (3, 0, 0)}})
     assert db["m"] == {(0, 15), (1, 15), (2, 15), (3, 8)}  # the sources reaching each node
+
+
+def test_a_total_is_planned_as_contributions_summed_a_round_later():
+    from sparklog.ir.printer import print_plan
+    from sparklog.lower import lower
+
+    program = parse(DECLS + MASK + ".decl m(x:number, v:Mask<>)\nm(x, 1) :- e(x, _, _).\n"
+                    "m(y, v) :- m(x, v), e(x, y, _).\n"
+                    ".decl c(x:number, n:number)\nc(y, $COUNT(x)) :- e(x, y, _).\n")
+    text = print_plan(lower(check(program)))
+    assert "layout m: bucket by (c0), 1 sub-bucket(s), one tuple per key: c1 is Mask<>" in text
+    assert ("layout c@c: bucket by (c0), 1 sub-bucket(s), one tuple per contribution, told "
+            "apart by (c1, c2) (not hashed): c3 is its newest value") in text
+    assert "once  c@c(y, 0, x, 1) <- scan full e(x, y, _)" in text
+    assert ("loop  c(@k0, @t) <- scan delta c@c(@k0, _, _, _) ; "
+            "total @t = sum c3 of full c@c by (@k0)") in text

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from sparklog.ir.nodes import AggregateJoin, AntiJoin, Bind, Filter, Kernel, Plan, Scan, Step
+from sparklog.ir.nodes import (AggregateJoin, AntiJoin, Bind, Filter, Kernel, Layout, Plan, Scan,
+                               Step, Total)
 from sparklog.syntax.printer import print_literal, print_term
 
 
@@ -14,15 +15,24 @@ def print_plan(plan: Plan) -> str:
                      + (" recursive" if s.recursive else ""))
         for r in s.relations:
             lay = plan.layouts[r]
-            lattice = ("" if lay.lattice is None else
-                       f", one tuple per key: c{lay.dependent} is ${lay.lattice.upper()}")
             lines.append(f"  layout {r}: bucket by {_cols(lay.key)}, "
-                         f"{lay.sub_buckets} sub-bucket(s){lattice}")
+                         f"{lay.sub_buckets} sub-bucket(s){_lattice(lay)}")
         for k in sp.preamble:
             lines.append("  once  " + print_kernel(k))
         for k in sp.loop:
             lines.append("  loop  " + print_kernel(k))
     return "\n".join(lines)
+
+
+def _lattice(lay: Layout) -> str:
+    if lay.lattice is None:
+        return ""
+    if lay.lattice == "contribution":
+        return (f", one tuple per contribution, told apart by {_cols(lay.detail)} (not "
+                f"hashed): c{lay.dependent} is its newest value")
+    how = (f"{lay.lattice[5:]}<>" if lay.lattice.startswith("user:")
+           else f"${lay.lattice.upper()}")
+    return f", one tuple per key: c{lay.dependent} is {how}"
 
 
 def _cols(key: tuple[int, ...]) -> str:
@@ -47,5 +57,8 @@ def print_step(step: Step) -> str:
         case AggregateJoin(var=var, aggregate=agg, group=group, body=body):
             inner = " ; ".join(print_step(s) for s in body)
             return f"aggregate {var} = {agg.func} by ({', '.join(group)}) [{inner}]"
+        case Total(relation=r, args=args, value=value, var=var):
+            keys = ", ".join(print_term(a) for a in args)
+            return f"total {var} = sum c{value} of full {r} by ({keys})"
         case _:
             raise AssertionError(step)

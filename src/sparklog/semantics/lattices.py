@@ -12,7 +12,7 @@ the uses that break that: a dependent value as a join key, under negation, in a 
 or a constraint, inside a body aggregate, in an independent head column, or under a
 function that is not monotone. Where monotonicity depends on data (``$MIN(l + n)`` with an
 ``n`` that may be negative), the program runs; a run that does not converge stops at
-``--max-iterations`` with an error (spark/driver.py).
+``--max-iterations`` with an error (spark/rounds.py).
 
 ``$SUM(expr)`` and ``$COUNT(expr)`` are monotone aggregates over distinct contributions, as
 DeALS' msum and mcount: a key's value is the sum of ``expr`` over the distinct contributing

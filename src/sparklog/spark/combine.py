@@ -32,7 +32,7 @@ from sparklog.syntax import nodes as n
 from sparklog.spark.translate import IT, NEWEST, OLDER, SB
 
 if TYPE_CHECKING:
-    from sparklog.spark.driver import Database, Metrics
+    from sparklog.spark.storage import Database, Metrics
 
 _SIGN_BIT = -(1 << 63)  # flips unsigned order into signed order (and back)
 

@@ -17,7 +17,7 @@ def decode(db, decl: n.Decl, name: str) -> DataFrame:
     """The relation ``name`` as a DataFrame named and typed as ``decl`` declares it."""
     kinds = db.kinds(name)
     if name not in db.stored:
-        from sparklog.spark.driver import empty_frame
+        from sparklog.spark.storage import empty_frame
 
         return empty_frame(db.spark, [(a.name, _TYPES[k])
                                       for a, k in zip(decl.attributes, kinds)])

@@ -238,7 +238,7 @@ def blocks(spark: SparkSession, kept: Executed, rdd: Any, partitions: int) -> An
 def stored(spark: SparkSession, kept: Executed, plan: Any) -> DataFrame:
     """A swapped plan's rows, to be stored serialized by a local checkpoint: its RDD
     marked (``persist`` serialized, ``localCheckpoint``), no job run; the first job that
-    computes it stores it (driver._compute). Only where :func:`stores_serialized` holds.
+    computes it stores it (rounds._compute). Only where :func:`stores_serialized` holds.
 
     What :func:`frame` and a Dataset checkpoint do, without their SQL: no analysis,
     optimization or planning of the checkpoint, no SQL execution, no closure to clean.

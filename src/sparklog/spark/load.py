@@ -21,7 +21,7 @@ def load_inputs(db, program, inputs: dict[str, Any], facts_dir: Path) -> None:
     first job that reads it, and its malformed-line check is reported right after that job.
     """
     from sparklog.spark import jvm
-    from sparklog.spark.driver import Metrics, _checkpoint
+    from sparklog.spark.storage import Metrics, _checkpoint
 
     for name in inputs:
         if program.ast.decl(name) is None:

@@ -36,11 +36,11 @@ REQUIRED_CONF = {
     "spark.sql.optimizer.runtime.bloomFilter.enabled": "false",
     # Inferring filters from constraints walks the constraints of every operator of a
     # round's plan, every round, for filters no plan here gains from (NOT NULL on columns
-    # that hold no NULLs). Reused plans (driver._plan) also rely on it being off: no
+    # that hold no NULLs). Reused plans (rounds._plan) also rely on it being off: no
     # optimized plan then depends on what a version holds.
     "spark.sql.constraintPropagation.enabled": "false",
 }
-# Settings a run switches round by round (driver.Database.use_codegen); saved and restored.
+# Settings a run switches round by round (storage.Database.use_codegen); saved and restored.
 WHOLE_STAGE = "spark.sql.codegen.wholeStage"
 # Whether a task generates Java for each projection and ordering it makes (FALLBACK, the
 # default) or evaluates them interpreted (NO_CODEGEN). An internal setting of Spark's

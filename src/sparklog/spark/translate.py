@@ -143,7 +143,7 @@ def scan_sql(step: Scan, store: Store, names: dict[str, str], keep_sb: bool) -> 
             case _:
                 conds.append(f"c{i} = {X.value(arg, X.Scope())}")
     assert len(kinds) == len(step.args)
-    if step.version == DELTA:  # stamps are relative (see driver.Database.insert), so this
+    if step.version == DELTA:  # stamps are relative (see storage.Database.insert), so this
         conds.append(f"{IT} = {NEWEST}")  # text, and the code Spark generates for it, is
     elif step.version == OLD:  # the same in every iteration: compiled once, then cached
         conds.append(f"{IT} = {OLDER}")

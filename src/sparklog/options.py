@@ -1,0 +1,88 @@
+"""The knobs of a run: one frozen, validated value that ``Engine(**options)`` and the CLI
+both build, each default written once (here, or in defaults.py for the measured ones)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+
+from sparklog.defaults import BROADCAST_ROWS, CODEGEN_ROWS, JOIN_PLANNING
+from sparklog.errors import UsageError
+
+CHECKPOINTS = ("local", "reliable")
+PLAN_REUSE = ("executed", "optimized", "off")  # how loop rounds after the first are planned
+
+
+@dataclass(frozen=True)
+class Options:
+    """How the driver runs a program; every mechanism can be switched."""
+
+    # Partitions per stored relation; None: the session's default parallelism, at least 2.
+    partitions: int | None = None
+    checkpoint: str = "local"  # "local" (localCheckpoint) or "reliable" (checkpoint_dir)
+    checkpoint_dir: str | None = None
+    # Rounds per recursive stratum, at most; a lattice still improving then is an error.
+    max_iterations: int | None = None
+    # Inputs, the first version of a recursive stratum and the versions of non-recursive
+    # strata are stored by the job that first reads them, not by jobs of their own: see
+    # Database.defer.
+    deferred: bool = True
+    # Round k+1 is planned while round k's job runs (local checkpoints only).
+    pipelined: bool = True
+    # Rounds reading at least this many stored rows use whole-stage code generation, the
+    # others run without it (see Database.use_codegen). None: no round uses it; 0: every round
+    # does, as the session would by default.
+    codegen_rows: int | None = CODEGEN_ROWS
+    # A round whose job runs no task for this long has stalled (see _Job); None: wait on.
+    stall_seconds: float | None = 300.0
+    # Record lineage() of every loop round's job in Database.lineage (for tests, benchmarks).
+    trace_lineage: bool = False
+    # How a loop round after the first is planned (see rounds._plan): "executed" runs the
+    # executed plan of the round before over the new stored versions; "optimized" plans it
+    # from the optimized plan of the round before; "off" from the kernels' SQL. True and
+    # False are accepted as "executed" and "off".
+    reuse_plans: str = "executed"
+    # Rounds reading fewer stored rows are tiny: their tasks make projections without
+    # generating code, and a rerun stores its versions serialized (see Database.use_codegen).
+    tiny_rows: int = 10_000
+    # Which side of a join that is not partition-local moves (PARALAGG's dynamic join
+    # planning, see Database.broadcast_delta): "dynamic" broadcasts a delta of at most
+    # ``broadcast_rows`` rows, "off" lets Spark shuffle both sides. Off by default: on two
+    # local cores shuffling the stored side costs less than broadcasting the delta and
+    # re-planning the round (a broadcast plan is not rerun); README, "Benchmarks".
+    join_planning: str = "off"
+    broadcast_rows: int = BROADCAST_ROWS
+
+    def __post_init__(self) -> None:
+        reuse = {True: "executed", False: "off"}.get(self.reuse_plans, self.reuse_plans)
+        object.__setattr__(self, "reuse_plans", reuse)
+        _one_of("checkpoint", self.checkpoint, CHECKPOINTS)
+        _one_of("reuse_plans", self.reuse_plans, PLAN_REUSE)
+        _one_of("join_planning", self.join_planning, JOIN_PLANNING)
+        if self.checkpoint == "reliable" and not self.checkpoint_dir:
+            raise UsageError("checkpoint='reliable' needs checkpoint_dir (a directory every "
+                             "executor can reach, e.g. on HDFS or S3)")
+        for name, low in (("partitions", 1), ("max_iterations", 1), ("codegen_rows", 0),
+                          ("broadcast_rows", 0), ("tiny_rows", 0)):
+            value = getattr(self, name)
+            if value is None and name in ("partitions", "max_iterations", "codegen_rows"):
+                continue
+            if not isinstance(value, int) or value < low:
+                raise UsageError(f"{name} must be at least {low}, not {value!r}")
+        if self.stall_seconds is not None and not self.stall_seconds > 0:
+            raise UsageError(f"stall_seconds must be None or more than 0, not "
+                             f"{self.stall_seconds!r}")
+
+    @property
+    def defers(self) -> bool:
+        # A reliable checkpoint is written only by its own job (a later job stops at the
+        # checkpointed RDD it finishes with), so only local checkpoints are deferred.
+        return self.deferred and self.checkpoint == "local"
+
+
+def _one_of(name: str, value: object, allowed: tuple[str, ...]) -> None:
+    if value not in allowed:
+        raise UsageError(f"{name} must be one of {', '.join(allowed)}, not {value!r}")
+
+
+DEFAULTS = Options()
+NAMES = tuple(f.name for f in fields(Options))

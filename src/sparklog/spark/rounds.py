@@ -1,0 +1,494 @@
+"""Rounds: semi-naive evaluation of each stratum over the stored versions (storage.py).
+
+One iteration of a stratum with one relation is one Spark job:
+
+    derived  = union of the loop kernels          (partition-local joins with stored sides)
+    new      = derived shuffled once to its home, deduplicated, anti-joined with full
+    full'    = full (restamped OLDER) ∪ new (stamped NEWEST), sorted, checkpointed
+
+Delta sizes and partition sizes come from ``DataFrame.observe`` on that same job, and
+derivation counts from the rows the one Exchange wrote (every derived tuple crosses it).
+Rounds are pipelined: while round k's job runs on a worker thread (jobs.py), the driver
+plans round k+1 over round k's (lazily checkpointed) versions (:func:`_loop`); with
+reliable checkpoints, one round at a time. A round after the second reruns the executed
+plan of the round before over the new versions (:func:`_plan`, jvm.swapped).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from pyspark.sql import DataFrame
+
+from sparklog.ir.nodes import Kernel, StratumPlan
+from sparklog.spark import jvm
+from sparklog.spark.jvm import stored_rdd as _stored_rdd
+from sparklog.spark.session import FACTORY_MODE
+from sparklog.spark.jobs import _Job
+from sparklog.spark.storage import Database, Metrics, _checkpoint, _spark_type, empty_frame
+from sparklog.spark.translate import creates_symbols, kernel_query, kernel_symbols
+
+
+@dataclass
+class Stats:
+    """One record per iteration per relation (the vocabulary of the design notes)."""
+
+    records: list[dict[str, Any]] = field(default_factory=list)
+    on_record: Callable[[dict[str, Any]], None] | None = None
+
+    def add(self, **record: Any) -> None:
+        self.records.append(record)
+        if self.on_record:
+            self.on_record(record)
+
+
+def evaluate(db: Database, stats: Stats) -> None:
+    """Evaluate every stratum in order."""
+    try:
+        for sp in db.plan.strata:
+            if sp.preamble or sp.loop:
+                _evaluate_stratum(db, sp, stats)
+    finally:
+        db.close()
+    db.spark.sparkContext.setJobGroup("sparklog", "sparklog: unread inputs")
+    db.settle(force=True)
+    db.spark.sparkContext.setJobGroup("sparklog", "sparklog: results")
+
+
+def _evaluate_stratum(db: Database, sp: StratumPlan, stats: Stats) -> None:
+    db.iteration = 0
+    db.templates.clear()  # another stratum's plans
+    _round(db, sp, sp.preamble, stats)
+    if sp.stratum.recursive:
+        _loop(db, sp, stats)
+
+
+def _loop(db: Database, sp: StratumPlan, stats: Stats) -> None:
+    """The semi-naive rounds of a recursive stratum, pipelined when they can be.
+
+    Each round is planned to its physical plan, then checkpointed lazily (which builds its
+    RDDs) only once the previous round's job has ended; its job then computes and stores
+    the new versions. Pipelined, that job runs on a worker thread while this thread swaps
+    the versions in and plans the next round over them (SQL analysis, optimization,
+    physical planning: about a third of a small round). When the job ends, the round is
+    booked as a sequential one is; if it derived nothing, the plan made meanwhile is
+    dropped unrun. Rounds, jobs, versions and stats are the same either way; only the
+    driver's seconds overlap the job's. Only the new-row counts stand between one job and
+    the next: the next round's job starts before this round's stats records are written.
+
+    Building a round's RDDs before the previous version's checkpoint has finished would
+    let them keep that version's uncut partitions, and through them every earlier
+    round's: a chain that grows by one link a round until serializing a task overflows
+    the stack of Spark's scheduler thread. Hence the RDDs of round k+1 are built only
+    after round k's job (:func:`_mark`); tests/spark/test_lineage.py measures it. A
+    rerun of a kept plan over local checkpoints is the exception: it scans the blocks
+    the versions' checkpoints store, not their RDDs, so _plan builds its RDDs at once and
+    only the new-row counts stand between its job and the one before.
+
+    A plan that starts jobs while it is prepared (a broadcast, a kernel making symbols)
+    is not planned ahead: the jobs of a round that may never run would start early. Nor
+    are rounds over reliable checkpoints: such a checkpoint is written by a job of its own
+    (:func:`_store`), so their rounds run one at a time, through this same loop.
+    """
+    limit = db.options.max_iterations
+    within = lambda iteration: not limit or iteration <= limit
+    if not within(1):
+        return
+    db.iteration = 1
+    finished = time.perf_counter()  # a round's seconds run from the previous one's end
+    ahead: list[_Step] | None = _plan(db, sp, sp.loop)
+    reliable = db.options.checkpoint != "local"
+    overlap = (db.options.pipelined and not reliable
+               and not any(creates_symbols(k) for k in sp.loop) and not _starts_jobs(ahead))
+    job: _Job | None = None  # the running job of ``current``, when already started
+    while ahead is not None:
+        current, iteration, ahead = ahead, db.iteration, None
+        if job is None and reliable:
+            job = _Job(db, _store, current)
+        elif job is None:
+            _mark(db, current)
+            job = _Job(db, _compute, current)
+        if overlap:
+            previous = _swap(db, current)
+            if within(iteration + 1):
+                db.iteration = iteration + 1
+                ahead = _plan(db, sp, sp.loop)
+            job.wait()
+        else:
+            job.wait()
+            previous = _swap(db, current)
+        now = time.perf_counter()
+        # round 1's job computed every deferred version the loop reads: the rounds after
+        # it read the same relations, so they have none to settle (two calls per RDD)
+        news, job = _count_round(db, sp, current, settle=iteration == 1), None
+        if overlap and ahead is not None and any(news.values()):
+            # the next round's job starts before this round's records are written
+            _mark(db, ahead)
+            job = _Job(db, _compute, ahead)
+        _record_round(db, sp, current, stats, iteration, round(now - finished, 4), news)
+        finished = now
+        for version in previous:
+            db.release(version)
+        if not any(news.values()):
+            break
+        if not within(iteration + 1):
+            _stopped(db, sp, news)
+        if not overlap and within(iteration + 1):
+            db.iteration = iteration + 1
+            ahead = _plan(db, sp, sp.loop)
+
+
+def _stopped(db: Database, sp: StratumPlan, news: dict[str, int]) -> None:
+    """The stratum reached --max-iterations with a delta left. A set relation then holds
+    what the rounds derived, as asked; a lattice relation's values may not be final, which
+    would be a wrong answer, so that is an error. Its rules are monotone as written (the
+    checker proved what it could), so values that keep improving mean a cycle that keeps
+    improving them: a negative cycle under $MIN, say."""
+    from sparklog.errors import EngineError
+
+    improving = [r for r in sp.relations if news.get(r) and db.plan.lattice(r)]
+    if improving:
+        relation = improving[0]
+        raise EngineError(
+            f"{relation} did not converge: {news[relation]} of its keys still improved in "
+            f"iteration {db.iteration}, the last one --max-iterations allows "
+            f"({db.options.max_iterations}); its values keep improving along a cycle "
+            "(a negative cycle under $MIN, a positive one under $MAX), so there is no "
+            "least fixed point to report")
+
+
+def _starts_jobs(steps: list[_Step]) -> bool:
+    """Whether preparing the round's physical plan started jobs (broadcasts, subqueries)."""
+    for step in steps:
+        text = step.new.executed().toString()
+        if "BroadcastExchange" in text or "Subquery" in text:
+            return True
+    return False
+
+
+def _mark(db: Database, steps: list[_Step]) -> None:
+    """Checkpoint a planned round's versions lazily: builds their RDDs, runs no job. A
+    step marked already (a rerun over the versions' blocks, by _plan) is left as it is."""
+    sc = db.spark.sparkContext
+    for step in steps:
+        if step.marked:
+            continue
+        sc.setJobGroup(step.group, step.description)
+        if step.rerun is not None and step.serialized:
+            step.full = jvm.stored(db.spark, *step.rerun)
+        else:
+            step.full = _checkpoint(_frame(db, step), db.options, eager=False,
+                                    estimated=step.rerun is None)
+        step.marked = True
+
+
+def _frame(db: Database, step: _Step) -> DataFrame:
+    """The step's planned version; a rerun's RDDs are built now, when the versions it
+    reads are stored or it reads their blocks (see _loop on building RDDs early)."""
+    return step.full if step.rerun is None else jvm.frame(db.spark, *step.rerun)
+
+
+def _compute(db: Database, steps: list[_Step]) -> None:
+    """Run a marked round's jobs: compute and store its lazily checkpointed versions."""
+    for step in steps:
+        _for_job(db, step)
+        rdd = _stored_rdd(step.full)
+        if rdd is not None:
+            if db.lineage is not None:
+                db.lineage.append(jvm.lineage(db.spark, rdd))
+            rdd.doCheckpoint()  # one job: what an eager local checkpoint runs
+
+
+def _store(db: Database, steps: list[_Step]) -> None:
+    """Checkpoint a planned round's versions eagerly: its job runs now."""
+    for step in steps:
+        _for_job(db, step)
+        step.full = _checkpoint(_frame(db, step), db.options, eager=True,
+                                estimated=step.rerun is None)
+
+
+def _for_job(db: Database, step: _Step) -> None:
+    """The local properties of the step's job, set on the worker thread that runs it:
+    its job group, and how its tasks make projections (Database.use_codegen)."""
+    sc = db.spark.sparkContext
+    sc.setJobGroup(step.group, step.description)
+    if step.factory != db.job_factory:
+        sc.setLocalProperty(FACTORY_MODE, step.factory)
+        db.job_factory = step.factory
+
+
+@dataclass
+class _Step:
+    """One relation's part of a round: its new version and the metrics observed on it."""
+
+    relation: str
+    full: DataFrame | None  # full ∪ new, planned (a rerun's: by _mark); checkpointed by _round
+    derives: bool  # whether any kernel feeds this step (else there is nothing to count)
+    new: Metrics
+    group: str = ""
+    description: str = ""
+    # a rerun (jvm.swapped): the kept plan and the swapped one, made a DataFrame by _mark
+    rerun: tuple[jvm.Executed, Any] | None = None
+    marked: bool = False  # full is lazily checkpointed (_mark): its RDDs are built
+    factory: str = "FALLBACK"  # FACTORY_MODE for its tasks (Database.use_codegen)
+    serialized: bool = False  # a tiny rerun, stored serialized (Database.serialized_reruns)
+    outer: str = "local"  # what its joins move (_derive): the stats' join-planning choice
+
+
+@dataclass
+class _Kept:
+    """What a stratum keeps of a relation's first loop round to plan the rounds after it."""
+
+    template: jvm.Template  # its optimized plan
+    name: str  # the name of its new-rows metrics
+    placed_name: str | None  # and of its restored placement's, if any
+    outer: str  # what its joins move (_derive)
+    executed: jvm.Executed | None = None  # its executed plan, once a rerun may use it
+
+
+def _plan(db: Database, sp: StratumPlan, kernels: tuple[Kernel, ...]) -> list[_Step]:
+    """Plan every relation's new version over the stored versions; run nothing.
+
+    Every loop round of a stratum has the same plan over different stored versions. So
+    the first loop round's plans are kept (_Kept), and the rounds after it are planned
+    from them with the versions swapped: the kernels' SQL is parsed, analyzed and
+    optimized, and the insert built, once per stratum instead of once per round.
+    ``reuse_plans="executed"`` runs the second loop round's executed plan again with its
+    scans swapped (jvm.swapped, jvm.frame): no planning at all, and the placement it was
+    checked to have. ``"optimized"`` (and a plan that cannot be rerun: jvm.executed) re-plans the
+    optimized plan with its leaves swapped (jvm.replan), which Spark still plans
+    physically, with the placement checked every round; a template Spark would not take
+    back is dropped. Not for kernels that make symbols (the symbol table changes between
+    rounds), nor when a version the round reads is not a stored RDD.
+    """
+    _choose_codegen(db, sp, kernels)
+    versions = _versions(db, sp) if (
+        db.options.reuse_plans != "off" and kernels is sp.loop and db.iteration >= 1
+        and not any(creates_symbols(k) for k in kernels)) else None
+    steps = []
+    scans: dict[str, Any] = {}  # the versions' blocks, made once for every rerun
+    for relation in sp.relations:
+        mine = [k for k in kernels if k.relation == relation]
+        if not mine and relation in db.stored:
+            continue
+        # one kept plan per join-planning choice: a choice changes the plan
+        choice = "".join("b" if db.broadcast_delta(k) else "-" for k in mine)
+        key = f"{sp.stratum.index}/{relation}/{choice}"
+        planned = _replan(db, key, relation, versions, scans) if versions else None
+        if planned is not None:
+            full, new, rerun = planned
+            outer = db.templates[key].outer
+        else:
+            derived, outer = _derive(db, relation, mine)
+            full, new = db.insert(relation, derived, db.iteration)
+            _collect_symbols(db, mine)
+            rerun = None
+            if versions:
+                db.templates[key] = _Kept(jvm.template(db.spark, full, versions), new.name,
+                                          new.placed.name if new.placed is not None else None,
+                                          outer)
+        group = f"{db.prefix}-s{sp.stratum.index}-i{db.iteration}-{relation}"
+        description = f"sparklog stratum {sp.stratum.index} iteration {db.iteration}: {relation}"
+        step = _Step(relation, full, bool(mine), new, group, description, rerun,
+                     factory=db.factory_now, serialized=db.tiny and db.serialized_reruns,
+                     outer=outer)
+        if rerun is not None and scans:
+            _mark(db, [step])  # it reads blocks, not versions: no need to wait for them
+        steps.append(step)
+    return steps
+
+
+def _versions(db: Database, sp: StratumPlan) -> dict[str, Any] | None:
+    """The RDD of each stratum relation's stored version; None if one is not stored in
+    an RDD (an empty version never written, say), which no template could swap."""
+    versions = {}
+    for relation in sp.relations:
+        rdd = _stored_rdd(db.stored[relation]) if relation in db.stored else None
+        if rdd is None:
+            return None
+        versions[relation] = rdd
+    return versions
+
+
+def _replan(db: Database, key: str, relation: str, versions: dict[str, Any],
+            scans: dict[str, Any]) -> tuple[DataFrame | None, Metrics,
+                                             tuple[jvm.Executed, Any] | None] | None:
+    """The relation's new version planned from what was kept of the stratum's first loop
+    round (for a rerun: None, and the plans _mark makes it from); None if nothing was
+    kept.
+
+    With local checkpoints a rerun scans the blocks each version's checkpoint stores
+    (jvm.blocks; made into ``scans`` once per round), not the versions' RDDs: its RDDs can
+    then be built while the job that stores those blocks still runs (see _loop).
+    """
+    kept = db.templates.get(key)
+    if kept is None:
+        return None
+    if kept.executed is not None and kept.executed.whole_stage == db.whole_stage_now:
+        try:
+            if not scans and db.options.checkpoint == "local":
+                scans.update({r: jvm.blocks(db.spark, kept.executed, rdd, db.options.partitions)
+                              for r, rdd in versions.items()})
+            plan = jvm.swapped(db.spark, kept.executed, scans or versions)
+        except Exception:  # noqa: BLE001 - Spark would not take it: re-plan it
+            kept.executed = None
+        else:
+            return None, _metrics(db, kept, plan=plan), (kept.executed, plan)
+    try:
+        full = jvm.replan(db.spark, kept.template, versions)._jdf
+        placed = db.placed(relation, full)  # as the template's own round was
+    except Exception:  # noqa: BLE001 - Spark would not take the plan back: plan from SQL
+        placed = False
+    if not placed:
+        del db.templates[key]
+        return None
+    if db.options.reuse_plans == "executed":  # planned and placed: rerun it from now on
+        kept.executed = jvm.executed(db.spark, full, versions, db.whole_stage_now)
+    return DataFrame(full, db.spark), _metrics(db, kept, source=full), None
+
+
+def _metrics(db: Database, kept: _Kept, source: Any = None, plan: Any = None) -> Metrics:
+    """The metrics of a version planned from ``kept``, read off ``source`` or ``plan``."""
+    new = Metrics(db.spark, kept.name)
+    new.source, new.plan = source, plan
+    if kept.placed_name is not None:
+        new.placed = Metrics(db.spark, kept.placed_name)
+        new.placed.source, new.placed.plan = source, plan
+    return new
+
+
+def _choose_codegen(db: Database, sp: StratumPlan, kernels: tuple[Kernel, ...]) -> None:
+    """Plan a round with or without whole-stage code generation (Database.use_codegen),
+    by the sizes of the relations it reads and writes: booked ones, else the expected
+    size of a deferred version not yet computed (Database.expected)."""
+    relations = set(sp.relations).union(*(k.reads() for k in kernels))
+    db.use_codegen(sum(db.size_or_expected(r) for r in relations))
+
+
+def _round(db: Database, sp: StratumPlan, kernels: tuple[Kernel, ...], stats: Stats
+           ) -> dict[str, int]:
+    """One round: every relation of the stratum gets its new tuples in one job."""
+    started = time.perf_counter()
+    steps = _plan(db, sp, kernels)
+    # The first version of a recursive stratum, and the version of a non-recursive one,
+    # is stored by the first job that reads it (Database.defer): a stratum over a few
+    # hundred tuples would otherwise cost a job and its bookkeeping of its own.
+    eager = not (db.options.defers and db.iteration == 0)
+    if eager:
+        _Job(db, _store, steps).wait()
+    else:
+        _mark(db, steps)
+    seconds = round(time.perf_counter() - started, 4)
+    if not eager:  # its rows, metrics and time belong to the job that reads it, and it
+        # reads the previous version: that is released once this one is computed
+        iteration = db.iteration
+        for step in steps:  # until then, as many rows as it reads, at most
+            reads = set().union(*(k.reads() for k in kernels if k.relation == step.relation))
+            db.expected[step.relation] = sum(db.size_or_expected(r) for r in reads)
+        for step, previous in zip(steps, _swap(db, steps)):
+            def settle(step: _Step = step, previous: DataFrame | None = previous) -> list[Any]:
+                _book(db, sp, step, stats, iteration, 0.0, jobs=0)
+                db.release(previous)
+                return []
+            db.defer(step.full, settle)
+        return {relation: 0 for relation in sp.relations}
+    news = _book_round(db, sp, steps, stats, db.iteration, seconds)
+    for previous in _swap(db, steps):  # versions are swapped only after the round
+        db.release(previous)
+    return news
+
+
+def _swap(db: Database, steps: list[_Step]) -> list[DataFrame | None]:
+    """Make the round's versions the stored ones; return the versions they replace."""
+    return [db.replace(step.relation, step.full) for step in steps]
+
+
+def _book_round(db: Database, sp: StratumPlan, steps: list[_Step], stats: Stats,
+                iteration: int, seconds: float) -> dict[str, int]:
+    """Settle what the round's jobs computed and add its stats records; new rows by relation."""
+    news = _count_round(db, sp, steps)
+    _record_round(db, sp, steps, stats, iteration, seconds, news)
+    return news
+
+
+def _count_round(db: Database, sp: StratumPlan, steps: list[_Step], settle: bool = True
+                 ) -> dict[str, int]:
+    """Settle what the round's jobs computed and fold in its sizes; new rows by relation.
+
+    All the next round needs to start. Its records (:func:`_record_round`) ask the JVM for
+    more (the derivations, the round's jobs) and can be written while the next job runs.
+    """
+    if settle:
+        db.settle()  # deferred versions this round's jobs computed
+    news = {relation: 0 for relation in sp.relations}
+    for step in steps:
+        news[step.relation] = db.add_new(step.relation, step.new, step.full)
+    db.last_delta.update(news)
+    return news
+
+
+def _record_round(db: Database, sp: StratumPlan, steps: list[_Step], stats: Stats,
+                  iteration: int, seconds: float, news: dict[str, int]) -> None:
+    for step in steps:
+        _record_step(db, sp, step, stats, iteration, seconds, news[step.relation])
+
+
+def _book(db: Database, sp: StratumPlan, step: _Step, stats: Stats, iteration: int,
+          seconds: float, jobs: int | None = None) -> int:
+    """Fold a computed step's metrics into the sizes and add its stats record."""
+    new_rows = db.add_new(step.relation, step.new, step.full)
+    _record_step(db, sp, step, stats, iteration, seconds, new_rows, jobs)
+    return new_rows
+
+
+def _record_step(db: Database, sp: StratumPlan, step: _Step, stats: Stats, iteration: int,
+                 seconds: float, new_rows: int, jobs: int | None = None) -> None:
+    """Add a computed step's stats record (its sizes already folded in)."""
+    key = f"{sp.stratum.index}/{step.relation}/{min(iteration, 1)}"
+    if jobs is None:
+        jobs = len(db.tracker().getJobIdsForGroup(step.group))
+    # a round whose placement was restored has a second home Exchange above the first
+    hint = db.exchanges if step.new.placed is None else None
+    stats.add(**_record(db, sp, step.relation, iteration, new_rows,
+                        jvm.derivations(step.new.executed(), hint, key) if step.derives else 0),
+              outer=step.outer, seconds=seconds, spark_jobs=jobs)
+
+
+def _derive(db: Database, relation: str, kernels: list[Kernel]) -> tuple[DataFrame, str]:
+    """The union of a relation's kernels, planned from one SQL text, and what their joins
+    that are not partition-local move: "local" (no such join: only the new tuples cross
+    the round's one shuffle), "delta" (the delta side is broadcast, the stored side stays),
+    "both" (Spark shuffles both sides)."""
+    if not kernels:
+        return empty_frame(db.spark, [(f"c{i}", _spark_type(k))
+                                      for i, k in enumerate(db.kinds(relation))]), "local"
+    queries = [kernel_query(k, db) for k in kernels]
+    sql = " UNION ALL ".join(f"({text})" for text, _ in queries)
+    moved = {m for _, ms in queries for m in ms}
+    outer = "both" if "both" in moved else "delta" if "delta" in moved else "local"
+    return DataFrame(db.spark._jsparkSession.sql(sql), db.spark), outer
+
+
+def _collect_symbols(db: Database, kernels: list[Kernel]) -> None:
+    for k in kernels:
+        symbols = kernel_symbols(k, db)
+        if symbols is not None:
+            db.add_symbols(_checkpoint(symbols, db.options))
+
+
+def _record(db: Database, sp: StratumPlan, relation: str, iteration: int, delta: int,
+            derivations: int) -> dict[str, Any]:
+    sizes = db.partition_sizes.get(relation, [0])
+    mean = sum(sizes) / len(sizes)
+    return dict(stratum=sp.stratum.index, iteration=iteration, inner_iteration=0,
+                relation=relation, delta=delta, full=db.sizes.get(relation, 0),
+                derivations=derivations, partitions=len(sizes), max_partition=max(sizes),
+                mean_partition=round(mean, 2),
+                imbalance=round(max(sizes) / mean, 3) if mean else 1.0,
+                sub_buckets=db.layout(relation).sub_buckets,
+                # a lattice relation's delta is its improved keys (new ones included);
+                # None for a set relation, whose delta only ever adds tuples
+                improved=delta if db.plan.lattice(relation) else None)

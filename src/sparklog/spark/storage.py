@@ -1,0 +1,531 @@
+"""Storage: every relation's stored DataFrame, its schema and placement, and the insert.
+
+Every stored relation is one DataFrame with columns ``c0..ck``, the sub-bucket ``_sb`` and
+a stamp ``_it``, hash-partitioned by (bucket columns, _sb) and sorted inside each partition.
+``full`` is the whole DataFrame, ``delta`` the rows stamped NEWEST (derived in the last
+round) and ``old`` the rows stamped OLDER, so all three versions are filters of one
+partitioned relation. Stamps are relative rather than iteration numbers so that the plan of
+every iteration is the same text: Spark inlines literals into the Java it generates, and an
+absolute iteration number would make it compile fresh code for every stage every round.
+:meth:`Database.insert` is the round's one shuffle and its combine step (spark/combine.py:
+set deduplication, a lattice's join). Inputs, a recursive stratum's first version and a
+non-recursive stratum's version are deferred: checkpointed lazily, they are computed and
+stored by the first job that reads them, and their bookkeeping runs after it
+(:meth:`Database.defer`). The symbol table lives here too (:meth:`Database.symbols`).
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from sparklog.options import Options
+from sparklog.ir.nodes import Kernel, Layout, Plan
+from sparklog.spark import jvm
+from sparklog.spark.combine import combine_for
+from sparklog.spark.jvm import cached_rdds as _cached_rdds
+from sparklog.spark.jvm import stored_rdd as _stored_rdd
+from sparklog.spark.jvm import without_estimates as _without_estimates
+from sparklog.spark.session import FACTORY_MODE, WHOLE_STAGE
+from sparklog.spark.jobs import _Worker
+from sparklog.spark.translate import IT, NEWEST, OLDER, SB, sub_bucket
+
+if TYPE_CHECKING:
+    from sparklog.spark.rounds import _Kept
+
+
+_RUNS = itertools.count()
+
+
+@dataclass(frozen=True)
+class _Columns:
+    """A relation's layout as the Java sequences the Dataset methods take, built once.
+
+    The insert of every round calls Dataset methods with these directly. Through PySpark's
+    wrappers each call would convert its column list anew, one JVM round trip per element,
+    which made the driver's share of a round larger than the work Spark does in it.
+    """
+
+    home: Any  # Seq[Column]: c0..ck tagged, then the sub-bucket
+    keys: Any  # Seq[Column]: the bucket columns, then _sb
+    order: Any  # Seq[String]: bucket columns, _sb, other columns (the anti-join keys)
+    stored: Any  # Seq[Column]: the stored columns in order, then _it
+    fresh: Any  # the same, with the stamp NEWEST
+    aged: Any  # the same, with the stamp OLDER
+    sort: Any  # Seq[Column]: ascending on ``order``
+
+    @classmethod
+    def of(cls, spark: SparkSession, layout: Layout) -> _Columns:
+        # Re-alias every column with metadata: otherwise the optimizer drops a same-name
+        # alias (c1#3 AS c1#19), the plan partitions by the source attribute, and the
+        # checkpointed relation reports a partitioning that names none of its columns.
+        tagged = [F.col(f"c{i}").alias(f"c{i}", metadata={"sparklog": layout.relation})
+                  for i in range(layout.arity)]
+        home = tagged + [sub_bucket(layout).alias(SB)]
+        keys = [F.col(f"c{i}") for i in layout.key] + [F.col(SB)]
+        order = tuple(f"c{i}" for i in layout.key) + (SB,) + tuple(f"c{i}" for i in layout.rest)
+        stored = [F.col(c) for c in order] + [F.col(IT)]
+        fresh = stored[:-1] + [F.lit(NEWEST).alias(IT)]
+        aged = stored[:-1] + [F.lit(OLDER).alias(IT)]
+        sort = [F.col(c).asc() for c in order]
+        seq = lambda items: jvm.seq(spark, items)
+        return cls(seq(home), seq(keys), seq(list(order)), seq(stored), seq(fresh), seq(aged),
+                   seq(sort))
+
+
+_COLUMNS: dict[tuple[int, Layout], _Columns] = {}  # per JVM gateway, shared by runs
+
+
+class Metrics:
+    """Aggregates observed by name on a Dataset, read off the plan that computed them.
+
+    The values are read from the executed plan of ``source``, the Dataset whose action (the
+    round's checkpoint) ran the observed part: the accumulators of its CollectMetrics
+    operators. Cheaper than pyspark's Observation, which registers a listener per object
+    and converts its expressions one round trip at a time.
+    """
+
+    def __init__(self, spark: SparkSession, name: str) -> None:
+        self._spark, self.name = spark, name
+        self.source: Any = None  # the JVM Dataset whose action computes the metrics
+        self.plan: Any = None  # or the executed SparkPlan that computes them (a rerun)
+        # Per-partition counts of the whole stored version, when its placement had to be
+        # restored after the union (Database.insert); then the sizes are not running sums.
+        self.placed: Metrics | None = None
+
+    def on(self, jdf: Any, first: Column, rest: Any) -> Any:
+        """``jdf`` observed; ``rest`` is a Seq of the expressions after ``first``."""
+        return jdf.observe(self.name, first._jc, rest)
+
+    def executed(self) -> Any:
+        """The SparkPlan that computes the metrics."""
+        return self.plan if self.plan is not None else jvm.executed_plan(self.source)
+
+    @property
+    def get(self) -> dict[str, Any]:
+        """The metrics, once the action on ``source`` has run."""
+        return jvm.observed_row(self._spark, self.plan, self.source, self.name)
+
+
+@dataclass
+class Database:
+    """Stored relations and the symbol table; implements translate.Store."""
+
+    spark: SparkSession
+    plan: Plan
+    options: Options
+    stored: dict[str, DataFrame] = field(default_factory=dict)
+    symbol_parts: list[DataFrame] = field(default_factory=list)
+    sizes: dict[str, int] = field(default_factory=dict)
+    iteration: int = 0
+    prefix: str = field(default_factory=lambda: f"sparklog{next(_RUNS)}")
+    _symbols: DataFrame | None = None
+    partition_sizes: dict[str, list[int]] = field(default_factory=dict)
+    _per_partition: tuple[Column, Any] | None = None
+    _lattice_counts: tuple[Column, Any] | None = None  # see combine.lattice_counts
+    functors: dict[str, Callable[[Column, Column], Column]] = field(default_factory=dict)
+    # rows expected of versions whose size is not booked yet: deferred inputs (their
+    # files' size, see load) and the deferred versions computed from them (_round)
+    expected: dict[str, int] = field(default_factory=dict)
+    last_delta: dict[str, int] = field(default_factory=dict)  # see broadcast_delta
+    pending: list[tuple[DataFrame, Callable[[], list[Any]]]] = field(default_factory=list)
+    sources: dict[str, str] = field(default_factory=dict)  # program text, for diagnostics
+    exchanges: dict[str, int] = field(default_factory=dict)  # see derivations()
+    whole_stage: str = "true"  # the session's own spark.sql.codegen.wholeStage
+    factory_mode: str = "FALLBACK"  # and its own spark.sql.codegen.factoryMode
+    lineage: list[dict[str, int]] | None = None  # see Options.trace_lineage
+    _whole_stage_set: str | None = None  # what this run last set it to
+    _factory_set: str | None = None  # the same
+    job_factory: str | None = None  # FACTORY_MODE as the worker thread's jobs see it
+    _serialized: bool | None = None  # see serialized_reruns
+    tiny: bool = False  # whether the round planned last is tiny (see use_codegen)
+    _tracker: Any = None  # see tracker()
+    _worker: _Worker | None = None  # see worker()
+    _viewed: dict[str, DataFrame] = field(default_factory=dict)  # see view()
+    templates: dict[str, _Kept] = field(default_factory=dict)  # see _plan
+
+    def __post_init__(self) -> None:
+        if self.options.trace_lineage:
+            self.lineage = []
+
+    def tracker(self) -> Any:
+        """Spark's status tracker, wrapped once (each wrapping costs JVM round trips)."""
+        if self._tracker is None:
+            self._tracker = self.spark.sparkContext.statusTracker()
+        return self._tracker
+
+    @property
+    def serialized_reruns(self) -> bool:
+        """Whether tiny reruns store their versions serialized (jvm.stored), which takes
+        local checkpoints and a session serializer that writes every row whole. Only tiny
+        ones: every round reads the versions back, and Java serialization reset after
+        every row costs far more per row than deserialized storage (README, "Benchmarks")."""
+        if self._serialized is None:
+            self._serialized = (self.options.checkpoint == "local"
+                                and jvm.stores_serialized(self.spark))
+        return self._serialized
+
+    def worker(self) -> _Worker:
+        """The thread that runs this run's jobs (see _Job), started on first use."""
+        if self._worker is None:
+            self._worker = _Worker(self.spark)
+        return self._worker
+
+    def close(self) -> None:
+        """End the run's worker thread once its queued jobs are done."""
+        if self._worker is not None:
+            self._worker.stop()
+            self._worker = None
+            self.job_factory = None
+
+    # -- translate.Store -------------------------------------------------------------
+    def view(self, relation: str) -> str:
+        """The temporary view of a relation's stored DataFrame (full; versions filter it).
+
+        Registered when a kernel's SQL names it, not whenever a round stores a version:
+        a round planned from a template (see _plan) reads no view, and registering one is
+        a command Spark plans and executes, several milliseconds a round.
+        """
+        if relation not in self.stored:
+            self.replace(relation, self._empty(relation))
+        df = self.stored[relation]
+        if self._viewed.get(relation) is not df:
+            df.createOrReplaceTempView(f"`{self.prefix}_{relation}`")  # quoted: r@c
+            self._viewed[relation] = df
+        return f"`{self.prefix}_{relation}`"
+
+    def symbols_view(self) -> str:
+        """The symbol table as a view, for kernels that read a symbol's text."""
+        self.symbols().createOrReplaceTempView(f"{self.prefix}__symbols")
+        return f"`{self.prefix}__symbols`"
+
+    def symbols(self) -> DataFrame:
+        """The symbol table (id, symbol), materialized once per batch of new symbols."""
+        if self._symbols is None:
+            parts = self.symbol_parts or [empty_frame(self.spark, [("id", "long"),
+                                                                    ("symbol", "string")])]
+            df = parts[0]
+            for p in parts[1:]:
+                df = df.unionByName(p)
+            self._symbols = _checkpoint(df.distinct(), self.options)
+            self.symbol_parts = [self._symbols]
+        return self._symbols
+
+    def _empty(self, relation: str) -> DataFrame:
+        types = [_spark_type(k) for k in self.kinds(relation)]
+        empty = empty_frame(self.spark, [(f"c{i}", t) for i, t in enumerate(types)]
+                            + [(SB, "int"), (IT, "int")])
+        cols = self.columns(relation)
+        jdf = empty._jdf.repartition(self.options.partitions, cols.keys).select(cols.stored)
+        return DataFrame(jdf, self.spark)
+
+    def layout(self, relation: str) -> Layout:
+        return self.plan.layouts[relation]
+
+    def kinds(self, relation: str) -> tuple[str, ...]:
+        return self.plan.kinds[relation]
+
+    def discard(self) -> None:
+        """Free the block storage of a run that failed: no Result will read it."""
+        self.pending = []
+        for df in [*self.stored.values(), *self.symbol_parts]:
+            try:
+                rdd = _stored_rdd(df)
+                if rdd is not None:
+                    rdd.unpersist(False)
+            except Exception:  # noqa: BLE001 - the run's own error is the one to report
+                pass
+
+    def drop_views(self) -> None:
+        """Remove this run's temporary views from the caller's session catalog."""
+        catalog = self.spark.catalog
+        for relation in list(self._viewed) + ["_symbols"]:
+            catalog.dropTempView(f"{self.prefix}_{relation}")
+        self._viewed = {}
+
+    def add_symbols(self, df: DataFrame) -> None:
+        self.symbol_parts.append(df)
+        self._symbols = None
+
+    # -- storage ---------------------------------------------------------------------
+    def per_partition(self) -> tuple[Column, Any]:
+        """The row count ``n`` and the counts per partition ``p0..``, as observed metrics:
+        sizes without an extra job. Returned as the first expression and a Seq of the rest,
+        the shape Dataset.observe takes.
+
+        The union of full and new keeps partition indexes (both are co-partitioned), so a
+        relation's partition sizes are the running sums of the new rows' counts. The delta
+        is ``n``, never the sum of the ``p``: if a partition index fell outside ``p0..``, a
+        sum would silently miss rows and end a recursion early.
+        """
+        if self._per_partition is None:
+            self._per_partition = (F.count(F.lit(1)).alias("n"),
+                                   jvm.seq(self.spark, self.partition_counts()))
+        return self._per_partition
+
+    def partition_counts(self) -> list[Column]:
+        """``p0..``: the rows each partition's task computes, as aggregate expressions."""
+        pid = F.spark_partition_id()
+        return [F.sum(F.when(pid == p, 1).otherwise(0)).alias(f"p{p}")
+                for p in range(self.options.partitions)]
+
+    def add_new(self, relation: str, metrics: Metrics, version: DataFrame) -> int:
+        """Fold one round's observed counts into the relation's sizes; the new rows.
+
+        ``spark_partition_id()`` is the partition of the task that computes a row. A
+        deferred version is computed inside the tasks of the job that first reads it, and
+        when that job reads it through a cartesian product, say, those tasks are not the
+        version's partitions: then its sizes are counted again from the stored
+        ``version`` (one small job, only then).
+        """
+        parts = range(self.options.partitions)
+        new = metrics.get
+        if metrics.placed is not None:  # placement restored: counts of the whole version
+            placed = metrics.placed.get
+            sizes = [placed.get(f"p{p}") or 0 for p in parts]
+        elif "rows" in new:  # a lattice relation: counts of the whole version, too
+            sizes = [new.get(f"p{p}") or 0 for p in parts]
+            if sum(sizes) != new["rows"]:
+                sizes = _partition_sizes(version, len(parts))
+        else:
+            counts = [new.get(f"p{p}") or 0 for p in parts]
+            before = self.partition_sizes.get(relation, [0] * len(parts))
+            sizes = [a + b for a, b in zip(before, counts)]
+            if sum(counts) != new["n"]:
+                sizes = _partition_sizes(version, len(parts))
+        self.partition_sizes[relation] = sizes
+        self.sizes[relation] = sum(sizes)
+        return int(new["n"] or 0)
+
+    def broadcast_delta(self, kernel: Kernel) -> bool:
+        """Whether the kernel's delta side is broadcast to its joins that are not
+        partition-local (translate.Query.broadcast), decided from sizes already known: the
+        delta of the relation's last counted round (one round old when rounds are
+        pipelined), or its expected size before that. The papers' MPI vote (Algorithm 1)
+        becomes a driver decision: every partition sees the same sizes."""
+        if self.options.join_planning != "dynamic" or kernel.delta is None:
+            return False
+        relation = kernel.steps[kernel.delta].relation
+        rows = self.last_delta.get(relation, self.size_or_expected(relation))
+        return rows <= self.options.broadcast_rows
+
+    def size_or_expected(self, relation: str) -> int:
+        if relation in self.sizes:
+            return self.sizes[relation]
+        return self.expected.get(relation, 0)
+
+    def columns(self, relation: str) -> _Columns:
+        key = (id(self.spark.sparkContext._gateway), self.layout(relation))
+        if key not in _COLUMNS:
+            _COLUMNS[key] = _Columns.of(self.spark, self.layout(relation))
+        return _COLUMNS[key]
+
+    def insert(self, relation: str, derived: DataFrame, iteration: int
+               ) -> tuple[DataFrame, Metrics]:
+        """full' from full and the derived candidates, combined partition-locally; not yet
+        materialized.
+
+        ``derived`` has columns c0..ck. The combine step (spark/combine.py) depends on the
+        relation: set semantics deduplicate and anti-join against full, a lattice relation
+        joins values per key. In a loop round (``iteration`` ≥ 1) the stored rows are
+        restamped OLDER; the preamble (0) keeps their stamps.
+        """
+        cols = self.columns(relation)
+        # (1) the all-to-all to (bucket, sub-bucket), the one shuffle of the round
+        new = derived._jdf.select(cols.home).repartition(self.options.partitions, cols.keys)
+        old = self.stored.get(relation)
+        metrics = Metrics(self.spark, f"new_{relation}_{iteration}")
+        # (2, 3) the combine step, partition-local: dedup and anti-join, or lattice join
+        full = combine_for(self.layout(relation)).merge(
+            self, relation, new, None if old is None else old._jdf, iteration, metrics)
+        # (4) sorted first: the sort keeps the partitioning, and the placement check plans
+        # the Dataset that is checkpointed (planning another one would cost a second pass)
+        full = full.sortWithinPartitions(cols.sort)
+        if not self.placed(relation, full):  # only if Spark lost the placement
+            full = self._restore_placement(relation, full, metrics).sortWithinPartitions(
+                cols.sort)
+        metrics.source = full
+        if metrics.placed is not None:
+            metrics.placed.source = full
+        return DataFrame(full, self.spark), metrics
+
+    def placed(self, relation: str, jdf: Any) -> bool:
+        """Whether the planned ``jdf`` is hash-partitioned as the relation's layout says.
+
+        Spark can lose the placement while planning: a head constant in a bucket column
+        (``add(a, 0, a)``) is folded into the partitioning expression, which then names no
+        column, and the union of old and new is no longer partitioner-aware (2P partitions).
+        Every join and anti-join against the version would then reshuffle it, and rows in
+        partitions past P escape the per-partition counts. One string from the JVM.
+        """
+        text = jvm.partitioning(jdf)
+        if text == "SinglePartition":  # what Spark makes of a repartition into one
+            return self.options.partitions == 1
+        match = re.fullmatch(r"hashpartitioning\((.*), (\d+)\)", text)
+        if match is None or int(match.group(2)) != self.options.partitions:
+            return False
+        layout = self.layout(relation)
+        names = [e.split("#")[0] for e in match.group(1).split(", ")]
+        return names == [f"c{k}" for k in layout.key] + [SB]
+
+    def _restore_placement(self, relation: str, full: Any, metrics: Metrics) -> Any:
+        """``full`` shuffled to its home again, behind a projection Spark cannot fold.
+
+        ``spark_partition_id() >= 0`` is always true, but not a constant to the optimizer,
+        so no literal reaches the partitioning expression. This shuffles the whole version,
+        once: the next round reads a correctly placed checkpoint.
+        """
+        cols = self.columns(relation)
+        always = F.spark_partition_id() >= 0
+        layout = self.layout(relation)
+        names = [f"c{i}" for i in range(layout.arity)] + [SB]
+        kept = [F.when(always, F.col(c)).alias(c)._jc for c in names] + [F.col(IT)._jc]
+        full = full.select(jvm.seq(self.spark, kept)).repartition(self.options.partitions,
+                                                               cols.keys).select(cols.stored)
+        metrics.placed = Metrics(self.spark, f"placed_{metrics.name}")
+        full = metrics.placed.on(full, *self.per_partition())
+        assert self.placed(relation, full), (relation, jvm.executed_plan(full))
+        return full
+
+    def replace(self, relation: str, df: DataFrame) -> DataFrame | None:
+        """Make ``df`` the stored relation (its view follows, see view()); return the
+        previous version."""
+        previous = self.stored.get(relation)
+        self.stored[relation] = df
+        return previous
+
+    def use_codegen(self, rows: int) -> None:
+        """Code generation for what is planned next only over many ``rows``.
+
+        Over few rows, generating Java costs more than it saves: whole-stage code
+        generation writes, looks up and ships a stage's code every round, and without it
+        every task still generates the code of each projection and ordering it makes
+        (compiled once, but written and looked up every time). So rounds under
+        ``codegen_rows`` rows plan without whole-stage code generation, and tiny rounds
+        (under ``tiny_rows``) also run with interpreted projections (FACTORY_MODE: the
+        session's setting here, the jobs' local property in :func:`_compute`); a tiny
+        rerun also stores its versions serialized (:attr:`serialized_reruns`). Larger
+        rounds keep the session's settings; interpreted projections over many rows cost
+        more than generating their code. benchmarks/results/programs.md measures both.
+        The settings are restored after the run; a session that turned code generation
+        off keeps it off.
+        """
+        threshold = self.options.codegen_rows
+        large = threshold is not None and rows >= threshold
+        self.tiny = not large and rows < self.options.tiny_rows
+        whole_stage = self.whole_stage if large else "false"
+        factory = "NO_CODEGEN" if self.tiny else self.factory_mode
+        if whole_stage != self._whole_stage_set:
+            self.spark.conf.set(WHOLE_STAGE, whole_stage)
+            self._whole_stage_set = whole_stage
+        if factory != self._factory_set:
+            self.spark.conf.set(FACTORY_MODE, factory)
+            self._factory_set = factory
+
+    @property
+    def whole_stage_now(self) -> str:
+        """spark.sql.codegen.wholeStage as the next plan will see it."""
+        return self._whole_stage_set or self.whole_stage
+
+    @property
+    def factory_now(self) -> str:
+        """spark.sql.codegen.factoryMode as the next plan's tasks should see it."""
+        return self._factory_set or self.factory_mode
+
+    # -- deferred versions -----------------------------------------------------------
+    def defer(self, df: DataFrame, settle: Callable[[], list[Any]]) -> None:
+        """Register a lazily checkpointed version and the bookkeeping its metrics feed.
+
+        Checkpointing an input, or the first version of a recursive stratum, in a job of
+        its own costs a Spark job for tuples that the next round reads anyway. Marked
+        lazily instead, the version is computed and kept by the first job that reads it.
+        Its observed metrics fill in during that job; ``settle`` (which returns diagnostics,
+        e.g. malformed input lines) runs once they have, from :meth:`settle`.
+        """
+        self.pending.append((df, settle))
+
+    def settle(self, force: bool = False, only: DataFrame | None = None) -> None:
+        """Run the bookkeeping of deferred versions a job has computed (all, if ``force``).
+
+        A version counts as computed when all its partitions are in block storage; forcing
+        computes the others with one job each (versions no rule read). Either way the
+        version's lineage is then cut, as an eager checkpoint's is: the jobs that read it
+        later would otherwise carry its lineage (more stages to skip, larger task binaries).
+        Versions settle in the order they were deferred, so their stats records keep it.
+        """
+        todo = [e for e in self.pending if only is None or e[0] is only]
+        if not todo:
+            return
+        if force:  # newest first: its job computes the older versions it reads as well
+            for df, _ in reversed(todo):
+                rdd = _stored_rdd(df)
+                if rdd is not None:
+                    rdd.doCheckpoint()  # no job for partitions already in block storage
+        cached = _cached_rdds(self.spark)
+        problems: list[Any] = []
+        for entry in todo:
+            if not any(e is entry for e in self.pending):
+                continue  # settled meanwhile, by a later version's release of it
+            df, settle = entry
+            rdd = _stored_rdd(df)
+            if force or (rdd is not None and cached.get(rdd.id()) == rdd.getNumPartitions()):
+                if rdd is not None:
+                    rdd.doCheckpoint()  # computes missing partitions, then cuts the lineage
+                self.pending = [e for e in self.pending if e is not entry]
+                problems += settle()
+        if problems:
+            from sparklog.errors import DataError, Reporter
+
+            Reporter(problems).raise_if_any(DataError, self.sources)
+
+    def release(self, df: DataFrame | None) -> None:
+        """Free the blocks of a version that no plan will read again (settled first)."""
+        if df is None:
+            return
+        if any(e[0] is df for e in self.pending):
+            self.settle(force=True, only=df)
+        try:
+            rdd = _stored_rdd(df)
+            if rdd is not None:
+                rdd.unpersist(False)
+        except Exception:  # noqa: BLE001 - freeing memory early is an optimization only
+            pass
+
+
+def _checkpoint(df: DataFrame, options: Options, eager: bool = True, estimated: bool = True
+                ) -> DataFrame:
+    """Cut the lineage; keeps the hash partitioning. Lazy (``eager=False``, local
+    checkpoints only) leaves the computing to the first job that reads the result.
+    ``estimated=False``: ``df`` carries no estimate of its plan to hand on (a rerun)."""
+    forget = _without_estimates if estimated else (lambda checkpointed: checkpointed)
+    if options.checkpoint == "reliable":
+        return forget(df.checkpoint(eager=True))
+    return forget(df.localCheckpoint(eager=eager))
+
+
+def _partition_sizes(version: DataFrame, partitions: int) -> list[int]:
+    """Rows per partition of a stored version, counted by a job (P rows come back)."""
+    counts = {r["p"]: r["n"] for r in version.groupBy(F.spark_partition_id().alias("p"))
+              .agg(F.count(F.lit(1)).alias("n")).collect()}
+    assert set(counts) <= set(range(partitions)), counts  # insert checked the placement
+    return [counts.get(p, 0) for p in range(partitions)]
+
+
+def empty_frame(spark: SparkSession, columns: list[tuple[str, str]]) -> DataFrame:
+    """An empty DataFrame with these (name, Spark SQL type) columns, made in the JVM.
+
+    Not createDataFrame: from Python data it builds an RDD that Python worker processes
+    decode, so every executor would need a matching Python.
+    """
+    return spark.range(0).select(*[F.lit(None).cast(t).alias(c) for c, t in columns])
+
+
+
+def _spark_type(kind: str) -> str:
+    return {"number": "long", "unsigned": "long", "float": "double", "symbol": "long"}[kind]
