@@ -9,8 +9,9 @@ from sparklog.ir.nodes import (DELTA, FULL, OLD, AggregateJoin, AntiJoin, Bind, 
                                Layout, Plan, Scan, Step, StratumPlan, Total)
 from sparklog.semantics.checks import Checked, bound_variables, term_kind
 from sparklog.semantics.lattices import contribution
-from sparklog.semantics.strata import Stratum, walk_term
+from sparklog.semantics.strata import Stratum
 from sparklog.syntax import nodes as n
+from sparklog.syntax.walk import literal_terms, variables
 
 _CONSTANTS = n.Number | n.Float | n.String
 _AGGREGATE = "@a"  # prefix of the fresh variable an aggregate hoisted out of a term binds
@@ -262,7 +263,7 @@ def _place(pending: list[n.Literal], bound: set[str], all_bound: set[str],
 def _ready(lit: n.Literal, bound: set[str], all_bound: set[str]) -> Step | None:
     match lit:
         case n.Negation(atom=atom):
-            return AntiJoin(atom) if _vars(*atom.args) <= bound else None
+            return AntiJoin(atom) if variables(*atom.args) <= bound else None
         case n.Comparison(op="=", left=left, right=right):
             for var, other in ((left, right), (right, left)):
                 if isinstance(var, n.Var) and var.name not in bound and \
@@ -270,11 +271,11 @@ def _ready(lit: n.Literal, bound: set[str], all_bound: set[str]) -> Step | None:
                     # a hoisted aggregate's variable is bound by its aggregate only
                     if isinstance(other, n.Aggregate):
                         return _aggregate(var.name, other, bound, all_bound)
-                    return Bind(var.name, other) if _vars(other) <= bound else None
-            return Filter(lit) if _vars(left, right) <= bound else None
+                    return Bind(var.name, other) if variables(other) <= bound else None
+            return Filter(lit) if variables(left, right) <= bound else None
         case n.Comparison() | n.Constraint():
             terms = (lit.left, lit.right) if isinstance(lit, n.Comparison) else lit.args
-            return Filter(lit) if _vars(*terms) <= bound else None
+            return Filter(lit) if variables(*terms) <= bound else None
         case n.BoolLit():
             return Filter(lit)
         case _:
@@ -284,9 +285,9 @@ def _ready(lit: n.Literal, bound: set[str], all_bound: set[str]) -> Step | None:
 def _aggregate(var: str, agg: n.Aggregate, bound: set[str], all_bound: set[str]
                ) -> AggregateJoin | None:
     inner = set().union(*(_atom_vars(a) for a in agg.body if isinstance(a, n.Atom)))
-    used = _vars(*(t for lit in agg.body if not isinstance(lit, n.Atom) for t in _terms(lit)))
+    used = variables(*(t for lit in agg.body if not isinstance(lit, n.Atom) for t in literal_terms(lit)))
     if agg.target is not None:
-        used |= _vars(agg.target)
+        used |= variables(agg.target)
     correlated = tuple(sorted((used - inner) & all_bound))
     group = tuple(sorted((inner & all_bound) | set(correlated)))
     if not set(group) <= bound:
@@ -294,24 +295,6 @@ def _aggregate(var: str, agg: n.Aggregate, bound: set[str], all_bound: set[str]
     body = list(agg.body)
     steps = _order(body, {}, None, set(correlated))
     return AggregateJoin(var, agg, group, tuple(steps), correlated)
-
-
-def _terms(lit: n.Literal) -> tuple[n.Term, ...]:
-    match lit:
-        case n.Comparison(left=left, right=right):
-            return (left, right)
-        case n.Constraint(args=args):
-            return args
-        case n.Negation(atom=atom):
-            return atom.args
-    return ()
-
-
-def _vars(*terms: n.Term) -> set[str]:
-    out = set()
-    for term in terms:
-        out |= {t.name for t in walk_term(term) if isinstance(t, n.Var)}
-    return out
 
 
 def _layouts(checked: Checked, strata: list[StratumPlan]) -> dict[str, Layout]:

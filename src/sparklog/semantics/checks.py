@@ -11,8 +11,9 @@ from dataclasses import dataclass, field
 
 from sparklog.errors import CheckError, Note, Reporter, Span
 from sparklog.semantics.lattices import Lattice, lattices
-from sparklog.semantics.strata import Stratum, literal_terms, stratify, walk_term
+from sparklog.semantics.strata import Stratum, stratify
 from sparklog.syntax import nodes as n
+from sparklog.syntax.walk import aggregates, body_variables, subterms
 
 NUMERIC = ("number", "unsigned", "float")
 
@@ -149,7 +150,7 @@ def _check_lattice_function(lat: n.LatticeDecl, op: n.LatticeOp, rep: Reporter) 
         return
     if len(set(op.params)) != 2:
         rep.error(op.span, f"{op.name} of lattice {lat.name} needs two different arguments")
-    for sub in walk_term(op.expr):
+    for sub in subterms(op.expr):
         if isinstance(sub, n.Var) and sub.name not in op.params:
             rep.error(sub.span, f"{sub.name} is not an argument of {op.name} "
                       f"({', '.join(op.params)})")
@@ -180,7 +181,7 @@ def _check_clause(clause: n.Clause, kinds: dict[str, tuple[str, ...]], rep: Repo
             if not isinstance(arg, n.Number | n.Float | n.String):  # the parser folded
                 rep.error(arg.span, "a fact's arguments must be constants")  # the others
     for arg in clause.head.args:
-        for sub in walk_term(arg):
+        for sub in subterms(arg):
             if isinstance(sub, n.Wildcard):
                 rep.error(sub.span, "underscore in the head of a clause")
             if isinstance(sub, n.Aggregate):
@@ -206,7 +207,7 @@ def _atoms(body: Iterable[n.Literal]) -> list[n.Atom]:
             case _:
                 terms = ()
         for term in terms:
-            for sub in walk_term(term):
+            for sub in subterms(term):
                 if isinstance(sub, n.Aggregate):
                     out += _atoms(sub.body)
     return out
@@ -222,10 +223,6 @@ def _check_atom(atom: n.Atom, kinds: dict[str, tuple[str, ...]], rep: Reporter) 
                   f"used here with {len(atom.args)} arguments")
         return False
     return True
-
-
-def _vars(term: n.Term) -> set[str]:
-    return {t.name for t in walk_term(term) if isinstance(t, n.Var)}
 
 
 class _Types:
@@ -367,7 +364,7 @@ def _check_types(clause: n.Clause, kinds: dict[str, tuple[str, ...]], rep: Repor
 def _check_grounded(clause: n.Clause, rep: Reporter) -> None:
     bound = bound_variables(clause.body, set())
     def report(term: n.Term, what: str) -> None:
-        for v in walk_term(term):
+        for v in subterms(term):
             if isinstance(v, n.Var) and v.name not in bound:
                 rep.error(v.span, f"ungrounded variable {v.name} ({what})")
     for arg in clause.head.args:
@@ -385,31 +382,12 @@ def _check_grounded(clause: n.Clause, rep: Reporter) -> None:
                 for arg in (lit.left, lit.right) if isinstance(lit, n.Comparison) else lit.args:
                     if not isinstance(arg, n.Aggregate):
                         report(arg, "in a constraint")
-        for agg in _aggregates(lit):
+        for agg in aggregates(lit):
             inner = bound_variables(agg.body, bound)
             if agg.target is not None:
-                for v in walk_term(agg.target):
+                for v in subterms(agg.target):
                     if isinstance(v, n.Var) and v.name not in inner:
                         rep.error(v.span, f"ungrounded variable {v.name} (in an aggregate)")
-
-
-def _body_vars(body: Iterable[n.Literal]) -> set[str]:
-    """Every variable of a body, inside nested aggregates too."""
-    out: set[str] = set()
-    for lit in body:
-        for term in literal_terms(lit):
-            for sub in walk_term(term):
-                if isinstance(sub, n.Var):
-                    out.add(sub.name)
-                elif isinstance(sub, n.Aggregate):
-                    out |= _body_vars(sub.body)
-    return out
-
-
-def _aggregates(lit: n.Literal) -> list[n.Aggregate]:
-    terms = {n.Atom: lambda: lit.args, n.Comparison: lambda: (lit.left, lit.right),
-             n.Constraint: lambda: lit.args}.get(type(lit), lambda: ())()
-    return [t for term in terms for t in walk_term(term) if isinstance(t, n.Aggregate)]
 
 
 def bound_variables(body: Iterable[n.Literal], outer: set[str]) -> set[str]:
@@ -435,6 +413,6 @@ def bound_variables(body: Iterable[n.Literal], outer: set[str]) -> set[str]:
 
 def _ground(term: n.Term, bound: set[str], var: str) -> bool:
     if isinstance(term, n.Aggregate):  # its value is defined by its own body, unless that
-        return var not in _body_vars(term.body)  # body reads var (then var groups it)
-    return all(v.name in bound for v in walk_term(term) if isinstance(v, n.Var)) and \
-        not any(isinstance(t, n.Wildcard) for t in walk_term(term))
+        return var not in body_variables(term.body)  # body reads var (then var groups it)
+    return all(v.name in bound for v in subterms(term) if isinstance(v, n.Var)) and \
+        not any(isinstance(t, n.Wildcard) for t in subterms(term))

@@ -33,8 +33,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from sparklog.errors import Note, Reporter, Span
-from sparklog.semantics.strata import Stratum, literal_terms, walk_term
+from sparklog.semantics.strata import Stratum
 from sparklog.syntax import nodes as n
+from sparklog.syntax.walk import literal_terms, subterms, variables
 
 # Operators through which a larger (smaller) input gives a larger (smaller) output, when
 # the dependent value is the side named: "+" either side, "-" and "/" the left one only.
@@ -105,14 +106,14 @@ def _declared(program: n.Program, kinds: dict[str, tuple[str, ...]], rep: Report
     for clause in program.clauses:
         for lit in clause.body:  # a head aggregate only makes sense in a head
             for term in literal_terms(lit):
-                for sub in walk_term(term):
+                for sub in subterms(term):
                     if isinstance(sub, n.HeadAggregate):
                         rep.error(sub.span, f"{_name(sub)} is only allowed as an argument "
                                   "of a rule's head")
         head = clause.head
         positions = [i for i, a in enumerate(head.args) if isinstance(a, n.HeadAggregate)]
         for i, arg in enumerate(head.args):
-            for sub in list(walk_term(arg))[1 if i in positions else 0:]:
+            for sub in list(subterms(arg))[1 if i in positions else 0:]:
                 if isinstance(sub, n.HeadAggregate):
                     rep.error(sub.span, f"{_name(sub)} must be a whole head argument, "
                               "not part of an expression")
@@ -194,7 +195,7 @@ class _Monotone:
                 own = lattice is not None and i == lattice.column and \
                     isinstance(arg, n.Var) and self.dependent.get(arg.name) is lattice and \
                     self._first_read(atom, arg.name)
-                for v in _term_vars(arg):
+                for v in variables(arg):
                     if v in self.dependent and not own:
                         self.refuse(arg.span, v, f"it is used as a join key in {atom.relation}")
         for lit in self.clause.body:  # (3) negations, comparisons, constraints, aggregates
@@ -222,7 +223,7 @@ class _Monotone:
                 if binding is None:
                     continue
                 var, expr = binding
-                sources = {v for v in _term_vars(expr) if v in self.dependent}
+                sources = {v for v in variables(expr) if v in self.dependent}
                 if var in self.dependent or not sources:
                     continue
                 self.dependent[var] = self.dependent[min(sources)]
@@ -231,20 +232,20 @@ class _Monotone:
     def _literal(self, lit: n.Literal) -> None:
         match lit:
             case n.Negation(atom=atom):
-                for v in sorted(_terms_vars(atom.args) & set(self.dependent)):
+                for v in sorted(variables(*atom.args) & set(self.dependent)):
                     self.refuse(lit.span, v, "it is used in a negation")
             case n.Comparison(left=left, right=right):
                 binding = _binding(lit, self.clause)
                 if binding is not None and binding[0] in self.dependent:
                     self._monotone(binding[1], lit.span)
                     return
-                for v in sorted(_terms_vars((left, right)) & set(self.dependent)):
+                for v in sorted(variables(*(left, right)) & set(self.dependent)):
                     self.refuse(lit.span, v, "it is used in a comparison")
             case n.Constraint(args=args):
-                for v in sorted(_terms_vars(args) & set(self.dependent)):
+                for v in sorted(variables(*args) & set(self.dependent)):
                     self.refuse(lit.span, v, f"it is used in the constraint {lit.name}")
         for term in literal_terms(lit):
-            for sub in walk_term(term):
+            for sub in subterms(term):
                 if isinstance(sub, n.Aggregate):
                     inner = _aggregate_vars(sub) & set(self.dependent)
                     for v in sorted(inner):
@@ -254,7 +255,7 @@ class _Monotone:
         head = self.clause.head
         target = self.found.get(head.relation)
         for i, arg in enumerate(head.args):
-            used = _term_vars(arg) & set(self.dependent)
+            used = variables(arg) & set(self.dependent)
             if not used:
                 continue
             if target is None:
@@ -298,7 +299,7 @@ class _Monotone:
                 self._outside(term, "it is used in an expression that is not monotone", span)
 
     def _outside(self, term: n.Term, why: str, span: Span) -> None:
-        for v in sorted(_term_vars(term) & set(self.dependent)):
+        for v in sorted(variables(term) & set(self.dependent)):
             self.refuse(term.span if term.span.line else span, v, why)
 
 
@@ -341,25 +342,16 @@ def _binding(lit: n.Literal, clause: n.Clause) -> tuple[str, n.Term] | None:
     """``(w, expr)`` when ``lit`` is ``w = expr`` and no atom of the rule binds ``w``."""
     if not (isinstance(lit, n.Comparison) and lit.op == "="):
         return None
-    atom_vars = _terms_vars(tuple(a for x in clause.body if isinstance(x, n.Atom)
-                                  for a in x.args))
+    atom_vars = variables(*(a for x in clause.body if isinstance(x, n.Atom) for a in x.args))
     for var, expr in ((lit.left, lit.right), (lit.right, lit.left)):
         if isinstance(var, n.Var) and var.name not in atom_vars and \
-                not isinstance(expr, n.Aggregate) and var.name not in _term_vars(expr):
+                not isinstance(expr, n.Aggregate) and var.name not in variables(expr):
             return var.name, expr
     return None
 
 
-def _term_vars(term: n.Term) -> set[str]:
-    return {t.name for t in walk_term(term) if isinstance(t, n.Var)}
-
-
-def _terms_vars(terms: tuple[n.Term, ...]) -> set[str]:
-    return set().union(*(_term_vars(t) for t in terms)) if terms else set()
-
-
 def _aggregate_vars(agg: n.Aggregate) -> set[str]:
-    out = _term_vars(agg.target) if agg.target is not None else set()
+    out = variables(agg.target) if agg.target is not None else set()
     for lit in agg.body:
-        out |= _terms_vars(literal_terms(lit))
+        out |= variables(*literal_terms(lit))
     return out

@@ -6,6 +6,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from sparklog.syntax import nodes as n
+from sparklog.syntax.walk import aggregates
 
 
 @dataclass(frozen=True)
@@ -41,51 +42,12 @@ def dependencies(program: n.Program) -> list[Dependency]:
 def _body_relations(body: Iterable[n.Literal], inside_aggregate: bool
                     ) -> Iterator[tuple[n.Atom | n.Negation, bool]]:
     for lit in body:
-        match lit:
-            case n.Atom():
-                yield lit, inside_aggregate
-                yield from _aggregates_in(lit.args)
-            case n.Negation():
-                yield lit, True
-            case n.Comparison():
-                yield from _aggregates_in((lit.left, lit.right))
-            case n.Constraint():
-                yield from _aggregates_in(lit.args)
-
-
-def _aggregates_in(terms: Iterable[n.Term]) -> Iterator[tuple[n.Atom | n.Negation, bool]]:
-    for term in terms:
-        for sub in walk_term(term):
-            if isinstance(sub, n.Aggregate):
-                yield from _body_relations(sub.body, True)
-
-
-def literal_terms(lit: n.Literal) -> tuple[n.Term, ...]:
-    """The terms a literal holds directly: arguments, or the sides of a comparison."""
-    match lit:
-        case n.Atom(args=args) | n.Constraint(args=args) | n.Negation(atom=n.Atom(args=args)):
-            return args
-        case n.Comparison(left=left, right=right):
-            return (left, right)
-    return ()
-
-
-def walk_term(term: n.Term) -> Iterator[n.Term]:
-    """The term and its sub-terms (not descending into aggregate bodies)."""
-    yield term
-    match term:
-        case n.BinOp(left=left, right=right):
-            yield from walk_term(left)
-            yield from walk_term(right)
-        case n.UnaryOp(arg=arg):
-            yield from walk_term(arg)
-        case n.Call(args=args):
-            for a in args:
-                yield from walk_term(a)
-        case n.Aggregate(target=target) if target is not None:
-            yield from walk_term(target)
-        case n.HeadAggregate(arg=arg):
-            yield from walk_term(arg)
+        if isinstance(lit, n.Atom):
+            yield lit, inside_aggregate
+        elif isinstance(lit, n.Negation):
+            yield lit, True
+        for agg in aggregates(lit):
+            yield from _body_relations(agg.body, True)
 
 
 def sccs(nodes: list[str], edges: dict[str, set[str]]) -> list[list[str]]:

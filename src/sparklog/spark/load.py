@@ -12,6 +12,7 @@ from sparklog.errors import DataError, Reporter, UsageError
 from sparklog.io.facts import (SPARK_TYPES, Source, first_bad_line, input_source,
                                missing_inputs, read)
 from sparklog.syntax import nodes as n
+from sparklog.syntax.walk import clause_terms
 
 
 def load_inputs(db, program, inputs: dict[str, Any], facts_dir: Path) -> None:
@@ -175,33 +176,11 @@ def _sql_value(value, kind: str) -> str:
 
 
 def _register_constants(db, program) -> None:
-    strings = sorted({t.value for c in program.ast.clauses for t in _all_terms(c)
+    strings = sorted({t.value for c in program.ast.clauses for t in clause_terms(c)
                       if isinstance(t, n.String)})
     if strings:
         df = _facts_frame(db, [(s,) for s in strings], ("symbol",))
         db.add_symbols(df.select(F.xxhash64("c0").alias("id"), F.col("c0").alias("symbol")))
-
-
-def _all_terms(clause: n.Clause):
-    from sparklog.semantics.strata import walk_term
-
-    def lit_terms(lit):
-        match lit:
-            case n.Atom(args=args) | n.Constraint(args=args):
-                return args
-            case n.Negation(atom=atom):
-                return atom.args
-            case n.Comparison(left=left, right=right):
-                return (left, right)
-        return ()
-    for lit in (clause.head, *clause.body):
-        for term in lit_terms(lit):
-            for t in walk_term(term):
-                yield t
-                if isinstance(t, n.Aggregate):
-                    for inner in t.body:
-                        for u in lit_terms(inner):
-                            yield from walk_term(u)
 
 
 def _intern(db, df: DataFrame, kinds: tuple[str, ...]) -> DataFrame:

@@ -1,0 +1,68 @@
+"""The one walker over the AST: the sub-terms of a term, the terms of a literal or a
+clause, and the variables and aggregates they hold. Every stage that asks "which
+variables / aggregates / terms does this hold?" asks here."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+
+from sparklog.syntax import nodes as n
+
+
+def subterms(term: n.Term) -> Iterator[n.Term]:
+    """The term and its sub-terms, pre-order (an aggregate's target, not its body)."""
+    yield term
+    match term:
+        case n.BinOp(left=left, right=right):
+            yield from subterms(left)
+            yield from subterms(right)
+        case n.UnaryOp(arg=arg):
+            yield from subterms(arg)
+        case n.Call(args=args):
+            for a in args:
+                yield from subterms(a)
+        case n.Aggregate(target=target) if target is not None:
+            yield from subterms(target)
+        case n.HeadAggregate(arg=arg):
+            yield from subterms(arg)
+
+
+def literal_terms(lit: n.Literal) -> tuple[n.Term, ...]:
+    """The terms a literal holds directly: arguments, or the sides of a comparison."""
+    match lit:
+        case n.Atom(args=args) | n.Constraint(args=args) | n.Negation(atom=n.Atom(args=args)):
+            return args
+        case n.Comparison(left=left, right=right):
+            return (left, right)
+    return ()
+
+
+def clause_terms(clause: n.Clause) -> Iterator[n.Term]:
+    """Every term of the head and the body's literals, and their sub-terms."""
+    for lit in (clause.head, *clause.body):
+        for term in literal_terms(lit):
+            yield from subterms(term)
+
+
+def variables(*terms: n.Term) -> set[str]:
+    """The variables of some terms (not inside aggregate bodies)."""
+    return {t.name for term in terms for t in subterms(term) if isinstance(t, n.Var)}
+
+
+def body_variables(body: Iterable[n.Literal]) -> set[str]:
+    """Every variable of a body's literals, inside nested aggregate bodies too."""
+    out: set[str] = set()
+    for lit in body:
+        for term in literal_terms(lit):
+            for sub in subterms(term):
+                if isinstance(sub, n.Var):
+                    out.add(sub.name)
+                elif isinstance(sub, n.Aggregate):
+                    out |= body_variables(sub.body)
+    return out
+
+
+def aggregates(lit: n.Literal) -> list[n.Aggregate]:
+    """The aggregates a literal holds (an atom's arguments, a comparison's sides...)."""
+    return [t for term in literal_terms(lit) for t in subterms(term)
+            if isinstance(t, n.Aggregate)]
