@@ -28,8 +28,8 @@ from pyspark.sql import functions as F
 from sparklog.ir.nodes import Layout
 from sparklog.spark import expressions as X
 from sparklog.spark import jvm
-from sparklog.syntax import nodes as n
 from sparklog.spark.translate import IT, NEWEST, OLDER, SB
+from sparklog.syntax import nodes as n
 
 if TYPE_CHECKING:
     from sparklog.spark.storage import Database, Metrics
