@@ -71,7 +71,8 @@ ALGOS = ("cc", "sssp", "bfs", "pagerank")
 PEER_ORDER = ("sparklog", "graphx", "dataframe")
 EDGE_FACTOR = 16
 SEED = 0
-OUTPUT_RELATION = {"cc": "cc", "sssp": "dist", "bfs": "hops"}  # what each .dl program outputs
+OUTPUT_RELATION = {"cc": "cc", "sssp": "dist", "bfs": "hops",  # what each .dl program outputs
+                   "pagerank": "pagerank"}
 WITH_RECURSIVE_NOTE = ("Spark SQL WITH RECURSIVE rejects aggregates in the recursive term and "
                        "does not terminate on cycles")
 
@@ -384,7 +385,8 @@ def _program_path(algo: str) -> Path:
 
 def _facts_dir(graph: Graph, oracle: Oracle, tmp: Path) -> Path:
     """``edge.facts`` with three columns (weight 1 where the graph has none; cc and bfs read
-    only the first two: columns past a relation's arity are ignored) and ``source.facts``."""
+    only the first two: columns past a relation's arity are ignored), ``source.facts``, and
+    pagerank's ``iterations.facts`` and ``damping.facts``."""
     folder = tmp / f"facts-{re.sub(r'[^A-Za-z0-9_.-]', '_', graph.name)}"
     folder.mkdir()
     edge = folder / "edge.facts"
@@ -394,6 +396,10 @@ def _facts_dir(graph: Graph, oracle: Oracle, tmp: Path) -> Path:
         with open(edge, "w", encoding="utf-8") as f:
             f.writelines(f"{u}\t{v}\t{1 if w is None else w}\n" for u, v, w in oracle.rows)
     (folder / "source.facts").write_text(f"{oracle.source}\n")
+    from .graph_peers import DAMPING, PAGERANK_ITERATIONS
+
+    (folder / "iterations.facts").write_text(f"{PAGERANK_ITERATIONS}\n")  # pagerank.dl's
+    (folder / "damping.facts").write_text(f"{DAMPING}\n")
     return folder
 
 
@@ -401,6 +407,13 @@ def output_summary(algo: str, path: Path) -> dict[str, Any] | None:
     """graph_peers.summarize's summary, from the ``(node, value)`` lines a CLI run wrote."""
     if not path.is_file():
         return None
+    if algo == "pagerank":
+        ranks = [(int(a), float(b)) for a, b in (line.split("\t")[:2]
+                                                 for line in path.read_text().splitlines() if line)]
+        total = sum(r for _, r in ranks) or 1.0
+        top = sorted(ranks, key=lambda p: (-p[1], p[0]))[:5]
+        return {"nodes": len(ranks), "rank_sum": round(total, 9),
+                "top5": [[i, round(r / total, 9)] for i, r in top]}
     pairs = [tuple(int(x) for x in line.split("\t")[:2])
              for line in path.read_text().splitlines() if line]
     if algo == "cc":
