@@ -95,39 +95,33 @@ class LatticeCombine:
                                                   F.lit(0).alias("_src"))
             union = stored.unionByName(candidates)
         keys = [F.col(c) for c in _names(layout) if c != value]
+        stored_only = lambda c: F.when(F.col("_src") == 0, c)  # noqa: E731
         if layout.lattice in ("min", "max"):
             # (1) in the lattice's order: unsigned values compared as unsigned
             ordered = (F.col(value).bitwiseXOR(F.lit(_SIGN_BIT)) if unsigned else F.col(value))
             join = F.min if layout.lattice == "min" else F.max
             better = (lambda a, b: a < b) if layout.lattice == "min" else (lambda a, b: a > b)
-            grouped = union.groupBy(*keys).agg(
-                join(ordered).alias("_best"),
-                join(F.when(F.col("_src") == 0, ordered)).alias("_was"),
-                F.max(F.when(F.col("_src") == 0, F.col(IT))).alias("_stamp"))
+            aggregates = [join(ordered).alias("_best"), join(stored_only(ordered)).alias("_was")]
             improved = F.col("_was").isNull() | better(F.col("_best"), F.col("_was"))
             best = F.col("_best").bitwiseXOR(F.lit(_SIGN_BIT)) if unsigned else F.col("_best")
         elif layout.lattice.startswith("user:"):
             # (1'') a user lattice (.lattice T<>): its Lub folded over the key's values,
             # from Bottom, by Spark's aggregate(collect_list(..), ..) inside the partition
-            best_value = user_lub(db, layout.lattice[5:], value,
-                                  db.kinds(relation)[layout.dependent])
-            grouped = union.groupBy(*keys).agg(
-                best_value.alias("_best"),
-                F.max(F.when(F.col("_src") == 0, F.col(value))).alias("_was"),
-                F.max(F.when(F.col("_src") == 0, F.col(IT))).alias("_stamp"))
+            lub = user_lub(db, layout.lattice[5:], value, db.kinds(relation)[layout.dependent])
+            aggregates = [lub.alias("_best"), F.max(stored_only(F.col(value))).alias("_was")]
             improved = F.col("_was").isNull() | (F.col("_best") != F.col("_was"))
             best = F.col("_best")
         else:
             # (1') a total, or one contribution to it: the value derived last replaces the
             # stored one (every kernel of a round reads the same versions, so a key's
             # candidates of one round agree)
-            grouped = union.groupBy(*keys).agg(
-                F.max(F.when(F.col("_src") == 1, F.col(value))).alias("_cand"),
-                F.max(F.when(F.col("_src") == 0, F.col(value))).alias("_was"),
-                F.max(F.when(F.col("_src") == 0, F.col(IT))).alias("_stamp"))
+            aggregates = [F.max(F.when(F.col("_src") == 1, F.col(value))).alias("_cand"),
+                          F.max(stored_only(F.col(value))).alias("_was")]
             improved = F.col("_was").isNull() | (F.col("_cand").isNotNull() &
                                                  (F.col("_cand") != F.col("_was")))
             best = F.coalesce(F.col("_cand"), F.col("_was"))
+        grouped = union.groupBy(*keys).agg(
+            *aggregates, F.max(stored_only(F.col(IT))).alias("_stamp"))
         kept = F.lit(OLDER) if iteration >= 1 else F.col("_stamp")
         merged = grouped.select(*keys, best.alias(value),
                                 F.when(improved, F.lit(NEWEST)).otherwise(kept).alias(IT),
