@@ -11,7 +11,7 @@ from sparklog.semantics.checks import Checked, bound_variables, term_kind
 from sparklog.semantics.lattices import contribution
 from sparklog.semantics.strata import Stratum
 from sparklog.syntax import nodes as n
-from sparklog.syntax.walk import literal_terms, variables
+from sparklog.syntax.walk import body_variables, literal_terms, variables
 
 _CONSTANTS = n.Number | n.Float | n.String
 _AGGREGATE = "@a"  # prefix of the fresh variable an aggregate hoisted out of a term binds
@@ -204,7 +204,7 @@ def _hoist(term: n.Term, fresh: itertools.count, hoisted: list[n.Literal]) -> n.
 
 def _kernel(clause: n.Clause, body: list[n.Literal], versions: dict[int, str],
             delta: int | None) -> Kernel:
-    steps = _order(body, versions, delta, set())
+    steps = _order(body, versions, delta, set(), _existence_tests(clause.head, body))
     delta_step = next((i for i, s in enumerate(steps) if isinstance(s, Scan) and s.version == DELTA),
                       None)
     head = tuple(a.arg if isinstance(a, n.HeadAggregate) else a for a in clause.head.args)
@@ -213,23 +213,69 @@ def _kernel(clause: n.Clause, body: list[n.Literal], versions: dict[int, str],
     return Kernel(clause.head.relation, head, tuple(steps), clause, delta_step)
 
 
-def _order(body: list[n.Literal], versions: dict[int, str], first: int | None,
-           outer: set[str]) -> list[Step]:
-    """Scans in join order (delta first, then the most connected), other steps when ready."""
+def _existence_tests(head: n.Atom, body: list[n.Literal]) -> dict[int, set[str]]:
+    """The positive atoms of a body that only test existence, by position, with the
+    variables each shares with the rest of the clause (where its semi-join joins).
+
+    An atom tests existence when it has a column nothing else reads (``_``, or a variable
+    that appears nowhere else in the clause: ``f(x, z)`` with ``z`` unused, ``c(_, y, y)``)
+    and each of its other variables is also bound by another atom that is not itself a
+    test. Joined, such an atom multiplies the rows by its matches and changes nothing else:
+    the head's tuples are the same, deduplicated later. As a semi-join it filters instead:
+    a query rule over eight tiny relations (``a(), b(), c(_, _, _), d(_), ...``) would
+    otherwise build their cross product. An atom whose every column is read elsewhere
+    matches at most one tuple per row (relations are sets) and stays a join: the linear
+    ``reach(y) :- reach(x), e(x, y)`` keeps its delta as the driving scan. Chosen in body
+    order, so two atoms never rely on each other to bind a variable. Not inside aggregate
+    bodies: ``count : { f(x, _) }`` counts the matching tuples.
+    """
     atoms = [i for i, lit in enumerate(body) if isinstance(lit, n.Atom)]
+    tests: dict[int, set[str]] = {}
+    for i in atoms:
+        others = [lit for j, lit in enumerate(body) if j != i]
+        own = _atom_vars(body[i])
+        shared = own & (variables(*head.args) | body_variables(others))
+        unread = shared != own or any(isinstance(a, n.Wildcard) for a in body[i].args)
+        binders = set().union(*(_atom_vars(body[j]) for j in atoms if j != i and j not in tests))
+        if unread and shared <= binders:
+            tests[i] = shared
+    return tests
+
+
+def _order(body: list[n.Literal], versions: dict[int, str], first: int | None,
+           outer: set[str], tests: dict[int, set[str]] | None = None) -> list[Step]:
+    """Scans in join order (delta first, then the most connected), other steps when ready.
+
+    An existence test (``tests``, see _existence_tests) is no scan to join: it comes as
+    soon as the variables it shares are bound, and the first scan is another atom's.
+    """
+    tests = tests or {}
+    atoms = [i for i, lit in enumerate(body) if isinstance(lit, n.Atom) and i not in tests]
+    waiting = [i for i in tests]
     pending = [lit for lit in body if not isinstance(lit, n.Atom)]
     all_bound = bound_variables(body, outer)
     bound, steps = set(outer), []
+
+    def place_tests() -> None:
+        for i in [i for i in waiting if tests[i] <= bound]:
+            waiting.remove(i)
+            atom = body[i]
+            steps.append(Scan(atom.relation, versions.get(i, FULL), atom.args, exists=True))
+
+    if not atoms:
+        place_tests()  # a body of existence tests alone: each is a check
     while atoms:
-        if not any(isinstance(s, Scan) for s in steps):
-            pick = first if first is not None else atoms[0]
+        if not any(isinstance(s, Scan) and not s.exists for s in steps):
+            pick = first if first in atoms else atoms[0]
         else:
             pick = max(atoms, key=lambda i: (len(_atom_vars(body[i]) & bound), -atoms.index(i)))
         atoms.remove(pick)
         atom = body[pick]
         steps.append(Scan(atom.relation, versions.get(pick, FULL), atom.args))
         bound |= _atom_vars(atom)
+        place_tests()
         pending = _place(pending, bound, all_bound, steps)
+    assert not waiting, waiting  # every test's shared variables are bound by scans
     while pending:  # bindings that only depend on each other's results
         before = len(pending)
         pending = _place(pending, bound, all_bound, steps)

@@ -151,6 +151,38 @@ r() :- s(4, _, _, z), z >= 0.
 .decl r2()
 r2() :- s(3, _, _, _).
 """,
+    # issue 11: atoms whose variables nothing else needs are semi-joins (Scan.exists)
+    "atoms that only test existence": """
+.decl e(x:number, y:number)
+e(1, 2). e(2, 3). e(3, 1). e(3, 4). e(4, 5). e(5, 5). e(6, 7).
+.decl mark(x:number)
+mark(2). mark(5).
+.decl has_out(x:number)
+has_out(x) :- e(x, _).
+.decl has_both(x:number)
+has_both(x) :- e(x, y), e(_, x), e(y, z), e(z, w).
+.decl loops_somewhere(x:number)
+loops_somewhere(x) :- mark(x), e(y, y), e(_, _).
+.decl linked(x:number)
+linked(x) :- e(x, a), e(a, b), mark(a).
+.decl two_tests(x:number)
+two_tests(x) :- e(x, y), mark(y), e(y, _), !e(x, x).
+.decl mutual(x:number)
+mutual(x) :- e(x, z), e(z, _), e(_, z).
+.decl nothing_needed()
+nothing_needed() :- e(_, _), mark(_), e(5, 5).
+.decl reach(x:number)
+reach(1).
+reach(y) :- reach(x), e(x, y).
+.decl reached_after(x:number)
+reached_after(x) :- mark(x), reach(_), reach(x).
+.decl grows(x:number)
+grows(0).
+grows(x + 1) :- grows(x), x < 6, reach(_), mark(_).
+grows(x) :- e(x, _), grows(y), y > x, grows(_).
+.decl counted(x:number, n:number)
+counted(x, n) :- mark(x), n = count : { e(_, y), e(y, _) }.
+""",
     "aggregates over lower strata inside recursive strata": """
 .decl e(x:number, y:number)
 e(1, 2). e(2, 3). e(3, 4). e(2, 5). e(5, 6). e(6, 2).
@@ -222,3 +254,25 @@ def test_the_shapes_are_not_trivial():
     for name, text in SHAPES.items():
         expected = reference.evaluate(parse(text, name), {})
         assert sum(1 for tuples in expected.values() if tuples) >= len(expected) // 2, name
+
+
+def test_existence_atoms_never_multiply_rows(spark):
+    """Soufflé's query over many relations that only test existence (issue 11): joined,
+    ``q`` would read 30^9 combinations; as semi-joins every ``i`` row is derived once."""
+    names = ("c", "d", "e", "f", "h", "i", "k", "l")
+    arity = dict(c=3, f=2)
+    text = ".decl a()\n.decl b()\n.decl g(x:number)\n.decl q(x:number)\na(). b().\n"
+    for name in names:
+        cols = ", ".join(f"x{j}:number" for j in range(arity.get(name, 1)))
+        text += f".decl {name}({cols})\n"
+        for v in range(30):
+            args = ", ".join(str(v + j) for j in range(arity.get(name, 1)))
+            text += f"{name}({args}).\n"
+    text += ("q(x) :- a(), b(), c(_, _, _), d(_), e(_), f(_, _), !g(_), h(_), i(x), k(_), "
+             "l(_).\n")
+    # stored in a job of its own, so the stratum's derivations are counted (not deferred)
+    engine = sparklog.Engine(spark=spark, partitions=2, deferred=False)
+    result = engine.run(sparklog.Program.from_text(text))
+    assert rows(result["q"]) == {(v,) for v in range(30)}
+    [record] = [r for r in result.stats if r["relation"] == "q"]
+    assert record["derivations"] == 30

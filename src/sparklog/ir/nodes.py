@@ -77,11 +77,18 @@ class Layout:
 
 @dataclass(frozen=True)
 class Scan:
-    """Read one version of a relation; ``args`` are variables, constants or wildcards."""
+    """Read one version of a relation; ``args`` are variables, constants or wildcards.
+
+    ``exists``: the atom only tests existence (lower._existence_tests): none of its
+    variables is needed beyond it that another atom does not bind. It is then a semi-join
+    on the variables it shares with the steps before it (an existence check when it shares
+    none), so it never multiplies rows: ``q(x) :- i(x), c(_, _, _), f(x, _)``.
+    """
 
     relation: str
     version: str
     args: tuple[n.Term, ...]
+    exists: bool = False
 
     def __post_init__(self) -> None:
         assert self.version in (FULL, DELTA, OLD), self.version

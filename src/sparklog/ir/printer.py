@@ -46,8 +46,9 @@ def print_kernel(k: Kernel) -> str:
 
 def print_step(step: Step) -> str:
     match step:
-        case Scan(relation=r, version=v, args=args):
-            return f"scan {v} {r}({', '.join(print_term(a) for a in args)})"
+        case Scan(relation=r, version=v, args=args, exists=exists):
+            return (f"{'exists' if exists else 'scan'} {v} "
+                    f"{r}({', '.join(print_term(a) for a in args)})")
         case Bind(var=var, expr=expr):
             return f"bind {var} = {print_term(expr)}"
         case Filter(literal=lit):

@@ -223,7 +223,10 @@ class Database:
                             + [(SB, "int"), (IT, "int")])
         cols = self.columns(relation)
         jdf = empty._jdf.repartition(self.options.partitions, cols.keys).select(cols.stored)
-        return DataFrame(jdf, self.spark)
+        # checkpointed (lazily: no job), so that a kernel reading it scans a stored RDD
+        # placed as the layout says, and its plan holds one home Exchange, the round's
+        # (jvm.derivations reads that Exchange's rows: it would find this one instead)
+        return _checkpoint(DataFrame(jdf, self.spark), self.options, eager=False)
 
     def layout(self, relation: str) -> Layout:
         return self.plan.layouts[relation]

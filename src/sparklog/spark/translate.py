@@ -115,7 +115,7 @@ def _head_text_vars(head: tuple[n.Term, ...]) -> set[str]:
 
 def run_steps(steps, store: Store, start: Query | None = None) -> Query:
     q = start or Query(None, X.Scope())
-    if q.sql is None and (not steps or not isinstance(steps[0], Scan)):
+    if q.sql is None and (not steps or not isinstance(steps[0], Scan) or steps[0].exists):
         q.sql = "SELECT 1 AS _unit"  # one empty row: a body without atoms
     for step in steps:
         q = translate(step, q, store)
@@ -157,6 +157,8 @@ def scan_sql(step: Scan, store: Store, names: dict[str, str], keep_sb: bool) -> 
 
 @translate.register
 def _scan(step: Scan, q: Query, store: Store) -> Query:
+    if step.exists:
+        return _exists(step, q, store)
     kinds = store.kinds(step.relation)
     scope = q.scope
     new_vars = {}
@@ -184,6 +186,32 @@ def _scan(step: Scan, q: Query, store: Store) -> Query:
     # the sub-bucket column has done its work: later joins are not co-partitioned
     return Query(_drop_sb(sql, q) if co or SB in _columns(q) else sql, scope, None,
                  q.text_columns, q.depth, q.broadcast, q.moved)
+
+
+def _exists(step: Scan, q: Query, store: Store) -> Query:
+    """An atom that only tests existence (Scan.exists): a LEFT SEMI JOIN on the variables
+    it shares with the rows so far, or, sharing none, a join with at most one of its
+    tuples. The rows keep their columns and are never multiplied."""
+    names: dict[str, str] = {}
+    shared: list[str] = []
+    for i, arg in enumerate(step.args):
+        if isinstance(arg, n.Var) and arg.name not in names:
+            if arg.name in q.scope.columns:
+                shared.append(arg.name)
+                names[arg.name] = q.scope.columns[arg.name]
+            else:  # used nowhere else: named only to compare its repeats (c(y, y))
+                names[arg.name] = f"x{i}"
+    co = _co_partitioned(q.partitioned_as, step, store, shared)
+    right = scan_sql(step, store, names, keep_sb=co)
+    on = [f"l.{names[v]} = r.{names[v]}" for v in shared] + ([f"l.{SB} = r.{SB}"] if co else [])
+    if not on:
+        right += " LIMIT 1"
+    elif not co:
+        q.moved.append("both")
+    q.depth += 1
+    q.sql = (f"SELECT l.* FROM ({q.sql}) l LEFT SEMI JOIN ({right}) r "
+             f"ON {' AND '.join(on) or 'TRUE'}")
+    return q
 
 
 def _columns(q: Query) -> list[str]:
