@@ -240,13 +240,16 @@ def main(argv: list[str] | None = None) -> int:
                         help="fraction of seeds drawn as lattice programs ($MIN/$MAX "
                         "relations, tests/strategies.py generate_lattice); 1 for all")
     parser.add_argument("--no-shrink", action="store_true", help="report failures as drawn")
+    parser.add_argument("--run-rows", type=int, default=None, metavar="N",
+                        help="seal stored runs at N rows (Options.run_rows; small N: many runs)")
     args = parser.parse_args(argv)
     from sparklog.spark import session
     import sparklog
 
     spark = session.start(f"local[{args.partitions}]", partitions=args.partitions,
                           conf={"spark.driver.memory": "2g"})
-    engine = sparklog.Engine(spark=spark, partitions=args.partitions)
+    options = {} if args.run_rows is None else {"run_rows": args.run_rows}
+    engine = sparklog.Engine(spark=spark, partitions=args.partitions, **options)
     sizes = {k: v for k, v in (("max_inputs", args.max_inputs),
                                ("max_groups", args.max_groups)) if v is not None}
     failures: list[Outcome] = []

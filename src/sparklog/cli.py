@@ -150,6 +150,10 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--broadcast-rows", type=int, default=DEFAULTS.broadcast_rows, metavar="N",
                      help="the largest delta dynamic join planning broadcasts "
                           "(default %(default)s)")
+    run.add_argument("--run-rows", type=int, default=DEFAULTS.run_rows, metavar="N",
+                     help="a relation's newest run is sealed at N rows and a round writes "
+                          "only its new tuples and a bounded run, never all of a relation "
+                          "again (0: one run, rewritten every round; default %(default)s)")
     run.add_argument("--codegen-rows", type=int, default=DEFAULTS.codegen_rows, metavar="N",
                      help="use whole-stage code generation only in rounds over at least N "
                           "stored rows (0: in every round; default %(default)s)")
@@ -254,6 +258,8 @@ def _run(args) -> int:
         raise UsageError("--codegen-rows must be at least 0")
     if args.broadcast_rows < 0:
         raise UsageError("--broadcast-rows must be at least 0")
+    if args.run_rows < 0:
+        raise UsageError("--run-rows must be at least 0")
     if args.max_iterations is not None and args.max_iterations < 1:
         raise UsageError("--max-iterations must be at least 1")
     if args.stall_timeout < 0:
@@ -271,7 +277,7 @@ def _run(args) -> int:
                         pipelined=args.pipelined, reuse_plans=args.reuse_plans,
                         join_planning=args.join_planning, broadcast_rows=args.broadcast_rows,
                         max_iterations=args.max_iterations,
-                        codegen_rows=args.codegen_rows,
+                        codegen_rows=args.codegen_rows, run_rows=args.run_rows,
                         stall_seconds=args.stall_timeout or None, on_record=progress.record)
         with _interrupts(engine.spark):
             result = engine.run(program, facts_dir=args.facts)

@@ -12,3 +12,8 @@ CODEGEN_ROWS = 150_000
 # delta row takes some 30-60 bytes, so this stays well under it.
 BROADCAST_ROWS = 50_000
 JOIN_PLANNING = ("dynamic", "off")
+
+# A set relation's newest run is sealed once it holds this many rows (Options.run_rows, see
+# storage.Database.merges): below it a round rewrites the run, which costs less than a
+# Spark job's fixed share, and a small relation stays one run.
+RUN_ROWS = 100_000

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields
 
-from sparklog.defaults import BROADCAST_ROWS, CODEGEN_ROWS, JOIN_PLANNING
+from sparklog.defaults import BROADCAST_ROWS, CODEGEN_ROWS, JOIN_PLANNING, RUN_ROWS
 from sparklog.errors import UsageError
 
 CHECKPOINTS = ("local", "reliable")
@@ -51,6 +51,10 @@ class Options:
     # re-planning the round (a broadcast plan is not rerun); README, "Benchmarks".
     join_planning: str = "off"
     broadcast_rows: int = BROADCAST_ROWS
+    # A set relation is stored as runs (storage.Database.merges): the newest takes new
+    # tuples until it holds this many rows, then it is sealed and runs of like size merge,
+    # so a round never rewrites all of full. 0: one run, rewritten every round.
+    run_rows: int = RUN_ROWS
 
     def __post_init__(self) -> None:
         reuse = {True: "executed", False: "off"}.get(self.reuse_plans, self.reuse_plans)
@@ -62,7 +66,7 @@ class Options:
             raise UsageError("checkpoint='reliable' needs checkpoint_dir (a directory every "
                              "executor can reach, e.g. on HDFS or S3)")
         for name, low in (("partitions", 1), ("max_iterations", 1), ("codegen_rows", 0),
-                          ("broadcast_rows", 0), ("tiny_rows", 0)):
+                          ("broadcast_rows", 0), ("tiny_rows", 0), ("run_rows", 0)):
             value = getattr(self, name)
             if value is None and name in ("partitions", "max_iterations", "codegen_rows"):
                 continue

@@ -38,9 +38,10 @@ _SIGN_BIT = -(1 << 63)  # flips unsigned order into signed order (and back)
 
 
 class Combine(Protocol):
-    def merge(self, db: Database, relation: str, new: Any, old: Any | None, iteration: int,
-              metrics: Metrics) -> Any:
-        """``full'`` (a JVM Dataset) from the shuffled candidates ``new`` and ``full``."""
+    def merge(self, db: Database, relation: str, new: Any, runs: list[Any], merged: list[Any],
+              iteration: int, metrics: Metrics) -> Any:
+        """The new newest run (a JVM Dataset) from the shuffled candidates ``new``, every
+        stored run of ``full`` (``runs``) and the newest of them it replaces (``merged``)."""
 
 
 def combine_for(layout: Layout) -> Combine:
@@ -48,21 +49,22 @@ def combine_for(layout: Layout) -> Combine:
 
 
 class SetCombine:
-    """full ∪ (candidates − full): deduplicated and anti-joined inside the partition."""
+    """merged ∪ (candidates − full): deduplicated, then anti-joined inside the partition
+    with each run of full (each sorted as the anti-join needs: no run is sorted again)."""
 
-    def merge(self, db: Database, relation: str, new: Any, old: Any | None, iteration: int,
-              metrics: Metrics) -> Any:
+    def merge(self, db: Database, relation: str, new: Any, runs: list[Any], merged: list[Any],
+              iteration: int, metrics: Metrics) -> Any:
         cols = db.columns(relation)
         new = new.dropDuplicates()
-        if old is not None:  # partition-local anti-join against full
-            new = new.join(old, cols.order, "left_anti")
+        for run in runs:  # partition-local anti-joins against full
+            new = new.join(run, cols.order, "left_anti")
         # the stamp is set after the anti-join, so it crosses no shuffle
         new = metrics.on(new.select(cols.fresh), *db.per_partition())
-        if old is None:
-            return new
         # in a loop round the stored rows age; the preamble (0) keeps their stamps, so a
         # recursive stratum's first delta holds its input facts as well
-        return old.select(cols.aged if iteration >= 1 else cols.stored).union(new)
+        for run in reversed(merged):
+            new = run.select(cols.aged if iteration >= 1 else cols.stored).union(new)
+        return new
 
 
 _SET = SetCombine()
@@ -82,8 +84,10 @@ class LatticeCombine:
     def __init__(self, layout: Layout) -> None:
         self.layout = layout
 
-    def merge(self, db: Database, relation: str, new: Any, old: Any | None, iteration: int,
-              metrics: Metrics) -> Any:
+    def merge(self, db: Database, relation: str, new: Any, runs: list[Any], merged: list[Any],
+              iteration: int, metrics: Metrics) -> Any:
+        assert len(runs) == len(merged) <= 1, relation  # one run (Database.merges)
+        old = runs[0] if runs else None
         spark, cols, layout = db.spark, db.columns(relation), self.layout
         unsigned = db.kinds(relation)[layout.dependent] == "unsigned"
         value = f"c{layout.dependent}"

@@ -21,7 +21,11 @@ def decode(db, decl: n.Decl, name: str) -> DataFrame:
 
         return empty_frame(db.spark, [(a.name, _TYPES[k])
                                       for a, k in zip(decl.attributes, kinds)])
-    df = db.stored[name].select(*[f"c{i}" for i in range(len(kinds))])
+    columns = [f"c{i}" for i in range(len(kinds))]
+    runs = db.runs(name)  # every stored run (storage.Database.merges)
+    df = runs[0].select(*columns)
+    for run in runs[1:]:
+        df = df.union(run.select(*columns))
     for i, kind in enumerate(kinds):
         if kind == "symbol":
             symbols = db.symbols().select(F.col("id").alias(f"c{i}"),

@@ -130,8 +130,9 @@ def _loop(db: Database, sp: StratumPlan, stats: Stats) -> None:
             job = _Job(db, _compute, ahead)
         _record_round(db, sp, current, stats, iteration, round(now - finished, 4), news)
         finished = now
-        for version in previous:
-            db.release(version)
+        for versions in previous:
+            for version in versions:
+                db.release(version)
         if not any(news.values()):
             break
         if not within(iteration + 1):
@@ -236,6 +237,7 @@ class _Step:
     factory: str = "FALLBACK"  # FACTORY_MODE for its tasks (Database.use_codegen)
     serialized: bool = False  # a tiny rerun, stored serialized (Database.serialized_reruns)
     outer: str = "local"  # what its joins move (_derive): the stats' join-planning choice
+    merges: int | None = None  # how many of the newest stored runs it replaces (merges())
 
 
 @dataclass
@@ -274,16 +276,22 @@ def _plan(db: Database, sp: StratumPlan, kernels: tuple[Kernel, ...]) -> list[_S
         mine = [k for k in kernels if k.relation == relation]
         if not mine and relation in db.stored:
             continue
-        # one kept plan per join-planning choice: a choice changes the plan
+        # one kept plan per join-planning choice and per shape of the stored runs (how
+        # many each relation has, how many this one's version replaces): each changes it
         choice = "".join("b" if db.broadcast_delta(k) else "-" for k in mine)
-        key = f"{sp.stratum.index}/{relation}/{choice}"
+        merges = db.merges(relation, db.iteration)
+        shape = ",".join(str(len(db.runs(r))) for r in sp.relations)
+        key = f"{sp.stratum.index}/{relation}/{choice}/{shape}/{merges}"
         planned = _replan(db, key, relation, versions, scans) if versions else None
         if planned is not None:
             full, new, rerun = planned
             outer = db.templates[key].outer
+            runs = db.runs(relation)
+            new.merged = merges
+            new.rows = sum(db.rows_of(relation, r) for r in runs[len(runs) - merges:])
         else:
             derived, outer = _derive(db, relation, mine)
-            full, new = db.insert(relation, derived, db.iteration)
+            full, new = db.insert(relation, derived, db.iteration, merges)
             _collect_symbols(db, mine)
             rerun = None
             if versions:
@@ -294,7 +302,7 @@ def _plan(db: Database, sp: StratumPlan, kernels: tuple[Kernel, ...]) -> list[_S
         description = f"sparklog stratum {sp.stratum.index} iteration {db.iteration}: {relation}"
         step = _Step(relation, full, bool(mine), new, group, description, rerun,
                      factory=db.factory_now, serialized=db.tiny and db.serialized_reruns,
-                     outer=outer)
+                     outer=outer, merges=merges)
         if rerun is not None and scans:
             _mark(db, [step])  # it reads blocks, not versions: no need to wait for them
         steps.append(step)
@@ -302,14 +310,18 @@ def _plan(db: Database, sp: StratumPlan, kernels: tuple[Kernel, ...]) -> list[_S
 
 
 def _versions(db: Database, sp: StratumPlan) -> dict[str, Any] | None:
-    """The RDD of each stratum relation's stored version; None if one is not stored in
-    an RDD (an empty version never written, say), which no template could swap."""
+    """The RDD of each stored run of the stratum's relations (``r`` for the newest,
+    ``r#0``.. for the sealed ones); None if one is not stored in an RDD (an empty version
+    never written, say), which no template could swap."""
     versions = {}
     for relation in sp.relations:
-        rdd = _stored_rdd(db.stored[relation]) if relation in db.stored else None
-        if rdd is None:
+        if relation not in db.stored:
             return None
-        versions[relation] = rdd
+        for i, run in enumerate(db.sealed.get(relation, [])):
+            versions[f"{relation}#{i}"] = _stored_rdd(run)
+        versions[relation] = _stored_rdd(db.stored[relation])
+    if any(rdd is None for rdd in versions.values()):
+        return None
     return versions
 
 
@@ -389,21 +401,29 @@ def _round(db: Database, sp: StratumPlan, kernels: tuple[Kernel, ...], stats: St
             reads = set().union(*(k.reads() for k in kernels if k.relation == step.relation))
             db.expected[step.relation] = sum(db.size_or_expected(r) for r in reads)
         for step, previous in zip(steps, _swap(db, steps)):
-            def settle(step: _Step = step, previous: DataFrame | None = previous) -> list[Any]:
+            def settle(step: _Step = step, previous: list[DataFrame] = previous) -> list[Any]:
                 _book(db, sp, step, stats, iteration, 0.0, jobs=0)
-                db.release(previous)
+                for version in previous:
+                    db.release(version)
                 return []
             db.defer(step.full, settle)
         return {relation: 0 for relation in sp.relations}
     news = _book_round(db, sp, steps, stats, db.iteration, seconds)
     for previous in _swap(db, steps):  # versions are swapped only after the round
-        db.release(previous)
+        for version in previous:
+            db.release(version)
     return news
 
 
-def _swap(db: Database, steps: list[_Step]) -> list[DataFrame | None]:
-    """Make the round's versions the stored ones; return the versions they replace."""
-    return [db.replace(step.relation, step.full) for step in steps]
+def _swap(db: Database, steps: list[_Step]) -> list[list[DataFrame]]:
+    """Make the round's versions the newest stored runs; return, per step, the runs they
+    replace (Database.replace)."""
+    for step in steps:  # until its round is counted (Database.add_new), a run's rows are
+        # those it merged and as many new ones as the relation's last round had
+        if step.full is not None and step.merges is not None:
+            step.full.__dict__.setdefault(
+                "_sparklog_rows", step.new.rows + db.last_delta.get(step.relation, 0))
+    return [db.replace(step.relation, step.full, step.merges) for step in steps]
 
 
 def _book_round(db: Database, sp: StratumPlan, steps: list[_Step], stats: Stats,
@@ -454,7 +474,9 @@ def _record_step(db: Database, sp: StratumPlan, step: _Step, stats: Stats, itera
     hint = db.exchanges if step.new.placed is None else None
     stats.add(**_record(db, sp, step.relation, iteration, new_rows,
                         jvm.derivations(step.new.executed(), hint, key) if step.derives else 0),
-              outer=step.outer, seconds=seconds, spark_jobs=jobs)
+              outer=step.outer, seconds=seconds, spark_jobs=jobs,
+              # rows the round stored: its new tuples and the runs it merged (merges())
+              written=step.full.__dict__.get("_sparklog_rows") if step.full is not None else None)
 
 
 def _derive(db: Database, relation: str, kernels: list[Kernel]) -> tuple[DataFrame, str]:
@@ -488,7 +510,7 @@ def _record(db: Database, sp: StratumPlan, relation: str, iteration: int, delta:
                 derivations=derivations, partitions=len(sizes), max_partition=max(sizes),
                 mean_partition=round(mean, 2),
                 imbalance=round(max(sizes) / mean, 3) if mean else 1.0,
-                sub_buckets=db.layout(relation).sub_buckets,
+                sub_buckets=db.layout(relation).sub_buckets, runs=len(db.runs(relation)),
                 # a lattice relation's delta is its improved keys (new ones included);
                 # None for a set relation, whose delta only ever adds tuples
                 improved=delta if db.plan.lattice(relation) else None)

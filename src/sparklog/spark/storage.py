@@ -1,10 +1,13 @@
 """Storage: every relation's stored DataFrame, its schema and placement, and the insert.
 
-Every stored relation is one DataFrame with columns ``c0..ck``, the sub-bucket ``_sb`` and
-a stamp ``_it``, hash-partitioned by (bucket columns, _sb) and sorted inside each partition.
-``full`` is the whole DataFrame, ``delta`` the rows stamped NEWEST (derived in the last
-round) and ``old`` the rows stamped OLDER, so all three versions are filters of one
-partitioned relation. Stamps are relative rather than iteration numbers so that the plan of
+Every stored relation is one or more runs: DataFrames with columns ``c0..ck``, the
+sub-bucket ``_sb`` and a stamp ``_it``, each hash-partitioned by (bucket columns, _sb) and
+sorted inside each partition. The newest run (``stored``) takes a round's new tuples;
+``delta`` is its rows stamped NEWEST (derived in the last round), ``old`` the rest of
+``full``, which is every run. A set relation's newest run is sealed once it holds
+``run_rows`` rows, and sealed runs of like size are merged (:meth:`Database.merges`), so a
+round writes its new tuples and a bounded run, never all of ``full`` again: the
+logarithmic method of Bentley and Saxe, the runs an LSM tree keeps. Stamps are relative rather than iteration numbers so that the plan of
 every iteration is the same text: Spark inlines literals into the Java it generates, and an
 absolute iteration number would make it compile fresh code for every stage every round.
 :meth:`Database.insert` is the round's one shuffle and its combine step (spark/combine.py:
@@ -98,6 +101,9 @@ class Metrics:
         # Per-partition counts of the whole stored version, when its placement had to be
         # restored after the union (Database.insert); then the sizes are not running sums.
         self.placed: Metrics | None = None
+        # how many runs the version replaces, and their rows (Database.insert)
+        self.merged: int | None = None
+        self.rows = 0
 
     def on(self, jdf: Any, first: Column, rest: Any) -> Any:
         """``jdf`` observed; ``rest`` is a Seq of the expressions after ``first``."""
@@ -149,6 +155,8 @@ class Database:
     _worker: _Worker | None = None  # see worker()
     _viewed: dict[str, DataFrame] = field(default_factory=dict)  # see view()
     templates: dict[str, _Kept] = field(default_factory=dict)  # see _plan
+    # a set relation's sealed runs, oldest first; its newest run is ``stored`` (see runs())
+    sealed: dict[str, list[DataFrame]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.options.trace_lineage:
@@ -200,6 +208,59 @@ class Database:
             self._viewed[relation] = df
         return f"`{self.prefix}_{relation}`"
 
+    def sealed_views(self, relation: str) -> list[str]:
+        """The views of a relation's sealed runs, oldest first (see runs())."""
+        views = []
+        for run in self.sealed.get(relation, []):
+            name = run.__dict__.get("_sparklog_view")
+            if name is None:
+                name = f"`{self.prefix}_{relation}#{next(_RUNS)}`"
+                run.createOrReplaceTempView(name)  # quoted: r#3, r@c#3
+                run.__dict__["_sparklog_view"] = name
+            views.append(name)
+        return views
+
+    def runs(self, relation: str) -> list[DataFrame]:
+        """Every stored run of a relation, oldest first; the newest is ``stored``."""
+        newest = self.stored.get(relation)
+        return [*self.sealed.get(relation, []), *([newest] if newest is not None else [])]
+
+    def rows_of(self, relation: str, run: DataFrame) -> int:
+        """A run's rows: counted when its round was (add_new), else the relation's rows
+        beyond the other runs'."""
+        rows = run.__dict__.get("_sparklog_rows")
+        if rows is None:
+            others = [r for r in self.runs(relation) if r is not run]
+            rows = max(0, self.size_or_expected(relation)
+                       - sum(r.__dict__.get("_sparklog_rows", 0) for r in others))
+        return rows
+
+    def merges(self, relation: str, iteration: int) -> int:
+        """How many of the relation's newest runs its next version rewrites (with the new
+        tuples); the runs before them stay as they are.
+
+        All of them in a preamble, for a lattice relation (one row per key: the combine
+        step rewrites it) and with ``run_rows`` 0. Otherwise the newest run takes the
+        round's new tuples while it holds at most ``run_rows`` rows (rewritten, so a small
+        relation stays one run). Once larger it is sealed, and the new tuples start a run
+        of their own, unless the runs before it hold no more than twice the rows gathered
+        so far: then they are merged with it (a binary counter's carry). Every tuple is
+        then rewritten about log2(|full| / run_rows) times in all, and a relation has
+        about that many runs. Decided from the sizes known when the round is planned (one
+        round old when rounds are pipelined), which only moves where a run ends.
+        """
+        runs = self.runs(relation)
+        limit = self.options.run_rows
+        if iteration == 0 or not limit or self.layout(relation).lattice is not None:
+            return len(runs)
+        if not runs or self.rows_of(relation, runs[-1]) <= limit:
+            return len(runs[-1:])
+        gathered, merged = self.rows_of(relation, runs[-1]), 1
+        while merged < len(runs) and self.rows_of(relation, runs[-1 - merged]) <= 2 * gathered:
+            gathered += self.rows_of(relation, runs[-1 - merged])
+            merged += 1
+        return 0 if merged == 1 else merged
+
     def symbols_view(self) -> str:
         """The symbol table as a view, for kernels that read a symbol's text."""
         self.symbols().createOrReplaceTempView(f"{self.prefix}__symbols")
@@ -237,7 +298,8 @@ class Database:
     def discard(self) -> None:
         """Free the block storage of a run that failed: no Result will read it."""
         self.pending = []
-        for df in [*self.stored.values(), *self.symbol_parts]:
+        sealed = [run for runs in self.sealed.values() for run in runs]
+        for df in [*self.stored.values(), *sealed, *self.symbol_parts]:
             try:
                 rdd = _stored_rdd(df)
                 if rdd is not None:
@@ -301,10 +363,21 @@ class Database:
             before = self.partition_sizes.get(relation, [0] * len(parts))
             sizes = [a + b for a, b in zip(before, counts)]
             if sum(counts) != new["n"]:
-                sizes = _partition_sizes(version, len(parts))
+                runs = [version, *(r for r in self.sealed.get(relation, []) if r is not version)]
+                sizes = [sum(c) for c in zip(*(_partition_sizes(r, len(parts)) for r in runs))]
         self.partition_sizes[relation] = sizes
         self.sizes[relation] = sum(sizes)
-        return int(new["n"] or 0)
+        n = int(new["n"] or 0)
+        if metrics.merged is not None:  # the run's own rows, for Database.merges: exact
+            # while it is the newest run (the relation's rows beyond the sealed runs'),
+            # else the rows it merged, as estimated when it was planned, and its new ones
+            if version is self.stored.get(relation):
+                rows = self.sizes[relation] - sum(self.rows_of(relation, r)
+                                                  for r in self.sealed.get(relation, []))
+            else:
+                rows = new["rows"] if "rows" in new else metrics.rows + n
+            version.__dict__["_sparklog_rows"] = max(0, int(rows or 0))
+        return n
 
     def broadcast_delta(self, kernel: Kernel) -> bool:
         """Whether the kernel's delta side is broadcast to its joins that are not
@@ -329,24 +402,30 @@ class Database:
             _COLUMNS[key] = _Columns.of(self.spark, self.layout(relation))
         return _COLUMNS[key]
 
-    def insert(self, relation: str, derived: DataFrame, iteration: int
-               ) -> tuple[DataFrame, Metrics]:
-        """full' from full and the derived candidates, combined partition-locally; not yet
-        materialized.
+    def insert(self, relation: str, derived: DataFrame, iteration: int,
+               merges: int | None = None) -> tuple[DataFrame, Metrics]:
+        """The relation's new newest run from the derived candidates and the stored runs,
+        combined partition-locally; not yet materialized.
 
         ``derived`` has columns c0..ck. The combine step (spark/combine.py) depends on the
-        relation: set semantics deduplicate and anti-join against full, a lattice relation
-        joins values per key. In a loop round (``iteration`` ≥ 1) the stored rows are
-        restamped OLDER; the preamble (0) keeps their stamps.
+        relation: set semantics deduplicate and anti-join against every run, a lattice
+        relation joins values per key. The new run holds the new tuples and the rows of
+        the ``merges`` newest runs (all by default; see :meth:`merges`), which it replaces
+        (:meth:`replace`). In a loop round (``iteration`` ≥ 1) those rows are restamped
+        OLDER; the preamble (0) keeps their stamps.
         """
         cols = self.columns(relation)
         # (1) the all-to-all to (bucket, sub-bucket), the one shuffle of the round
         new = derived._jdf.select(cols.home).repartition(self.options.partitions, cols.keys)
-        old = self.stored.get(relation)
+        runs = self.runs(relation)
+        merged = runs[len(runs) - (len(runs) if merges is None else merges):]
         metrics = Metrics(self.spark, f"new_{relation}_{iteration}")
         # (2, 3) the combine step, partition-local: dedup and anti-join, or lattice join
         full = combine_for(self.layout(relation)).merge(
-            self, relation, new, None if old is None else old._jdf, iteration, metrics)
+            self, relation, new, [r._jdf for r in runs], [r._jdf for r in merged], iteration,
+            metrics)
+        metrics.merged = len(merged)
+        metrics.rows = sum(self.rows_of(relation, r) for r in merged)
         # (4) sorted first: the sort keeps the partitioning, and the placement check plans
         # the Dataset that is checkpointed (planning another one would cost a second pass)
         full = full.sortWithinPartitions(cols.sort)
@@ -396,12 +475,16 @@ class Database:
         assert self.placed(relation, full), (relation, jvm.executed_plan(full))
         return full
 
-    def replace(self, relation: str, df: DataFrame) -> DataFrame | None:
-        """Make ``df`` the stored relation (its view follows, see view()); return the
-        previous version."""
-        previous = self.stored.get(relation)
+    def replace(self, relation: str, df: DataFrame, merged: int | None = None
+                ) -> list[DataFrame]:
+        """Make ``df`` the relation's newest run (its view follows, see view()) in place of
+        its ``merged`` newest runs (all by default), which are returned; the runs before
+        those stay, sealed."""
+        runs = self.runs(relation)
+        keep = len(runs) - (len(runs) if merged is None else merged)
+        self.sealed[relation] = runs[:keep]
         self.stored[relation] = df
-        return previous
+        return runs[keep:]
 
     def use_codegen(self, rows: int) -> None:
         """Code generation for what is planned next only over many ``rows``.

@@ -32,6 +32,7 @@ class Store(Protocol):
     iteration: int
 
     def view(self, relation: str) -> str: ...
+    def sealed_views(self, relation: str) -> list[str]: ...
     def symbols_view(self) -> str: ...
     def layout(self, relation: str) -> Layout: ...
     def kinds(self, relation: str) -> tuple[str, ...]: ...
@@ -143,16 +144,22 @@ def scan_sql(step: Scan, store: Store, names: dict[str, str], keep_sb: bool) -> 
             case _:
                 conds.append(f"c{i} = {X.value(arg, X.Scope())}")
     assert len(kinds) == len(step.args)
-    if step.version == DELTA:  # stamps are relative (see storage.Database.insert), so this
-        conds.append(f"{IT} = {NEWEST}")  # text, and the code Spark generates for it, is
-    elif step.version == OLD:  # the same in every iteration: compiled once, then cached
-        conds.append(f"{IT} = {OLDER}")
-    else:
-        assert step.version == FULL, step.version
     if keep_sb:
         cols.append(SB)
-    where = " WHERE " + " AND ".join(conds) if conds else ""
-    return f"SELECT {', '.join(cols) or '1 AS _unit'} FROM {store.view(step.relation)}{where}"
+    select = f"SELECT {', '.join(cols) or '1 AS _unit'} FROM "
+    # Stamps are relative (see storage.Database.insert), so this text, and the code Spark
+    # generates for it, is the same in every iteration: compiled once, then cached. Only
+    # the newest run's stamps count: every row of a sealed run is old.
+    stamp = {DELTA: [f"{IT} = {NEWEST}"], OLD: [f"{IT} = {OLDER}"], FULL: []}[step.version]
+    newest = select + store.view(step.relation) + _where(conds + stamp)
+    if step.version == DELTA:
+        return newest
+    sealed = [select + view + _where(conds) for view in store.sealed_views(step.relation)]
+    return " UNION ALL ".join([newest, *sealed])
+
+
+def _where(conds: list[str]) -> str:
+    return " WHERE " + " AND ".join(conds) if conds else ""
 
 
 @translate.register
