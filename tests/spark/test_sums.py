@@ -64,7 +64,8 @@ def test_paths_are_counted_and_neighbours_counted_once(engine, edges):
 
 def test_contributions_live_with_their_key(engine, tmp_path):
     """Every contribution of a key is stored on the key's partition, so the round that
-    sums a key's contributions moves nothing but its totals to their home (one Exchange)."""
+    sums a key's contributions moves nothing but its totals to their home (one Exchange
+    at most)."""
     edges = [(a, b) for a in range(12) for b in range(a + 1, min(a + 4, 12))]
     df = frame(engine.spark, [(a, b, 0) for a, b in edges], weighted=False)
     program = sparklog.Program.from_text(PATHS)
@@ -83,7 +84,8 @@ def test_contributions_live_with_their_key(engine, tmp_path):
              "into(y, $COUNT(x)) :- e(x, y).\n"
     plan = iteration_plan(engine, sparklog.Program.from_text(counts), tmp_path)
     exchanges = re.findall(r"Exchange (\w+)\(([^)]*)\)", plan)
-    assert len(exchanges) == 1 and exchanges[0][0] == "hashpartitioning", plan
+    # at most the home Exchange: none here, as the totals come out placed by their key
+    assert len(exchanges) <= 1 and all(e[0] == "hashpartitioning" for e in exchanges), plan
 
 
 EDGES = [(0, 1), (1, 2), (2, 0), (2, 3), (3, 3), (4, 1), (4, 5), (5, 6), (1, 2), (7, 4)]

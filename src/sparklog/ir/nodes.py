@@ -71,6 +71,17 @@ class Layout:
         return tuple(i for i in self.rest if i != self.dependent and i not in self.detail)
 
     @property
+    def placed_by_sub_bucket(self) -> bool:
+        """Whether the sub-bucket column is part of the hash partitioning, beside the bucket
+        columns: only once a bucket has sub-buckets to tell apart (or no bucket column
+        exists). With one sub-bucket per bucket the relation is placed by its bucket
+        columns alone, so a join on them alone finds it in place: a partitioning by
+        (bucket columns, sub-bucket) satisfies no join that does not equate the
+        sub-bucket too, and Spark would reshuffle the stored side (same-generation's
+        second join of ``e``)."""
+        return self.sub_buckets > 1 or not self.key
+
+    @property
     def sort_order(self) -> tuple[int, ...]:
         return self.key + self.rest
 

@@ -297,6 +297,13 @@ def executed_plan(jdf: Any) -> Any:
     return jdf.queryExecution().executedPlan()
 
 
+def has_home_exchange(jdf: Any) -> bool:
+    """Whether a planned version's executed plan holds the home Exchange (the insert's
+    repartition). Spark plans none when the derived tuples are already placed as the
+    relation is (a repartition its child satisfies is optimized out)."""
+    return "REPARTITION_BY_NUM" in executed_plan(jdf).toString()
+
+
 def partitioning(jdf: Any) -> str:
     """The output partitioning of a JVM Dataset's executed plan, as Spark prints it."""
     return executed_plan(jdf).outputPartitioning().toString()

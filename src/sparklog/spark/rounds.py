@@ -247,6 +247,7 @@ class _Kept:
     template: jvm.Template  # its optimized plan
     name: str  # the name of its new-rows metrics
     placed_name: str | None  # and of its restored placement's, if any
+    derived_name: str | None  # and of its derived tuples', if counted (Database.insert)
     outer: str  # what its joins move (_derive)
     executed: jvm.Executed | None = None  # its executed plan, once a rerun may use it
 
@@ -295,9 +296,10 @@ def _plan(db: Database, sp: StratumPlan, kernels: tuple[Kernel, ...]) -> list[_S
             _collect_symbols(db, mine)
             rerun = None
             if versions:
-                db.templates[key] = _Kept(jvm.template(db.spark, full, versions), new.name,
-                                          new.placed.name if new.placed is not None else None,
-                                          outer)
+                db.templates[key] = _Kept(
+                    jvm.template(db.spark, full, versions), new.name,
+                    new.placed.name if new.placed is not None else None,
+                    new.derived.name if new.derived is not None else None, outer)
         group = f"{db.prefix}-s{sp.stratum.index}-i{db.iteration}-{relation}"
         description = f"sparklog stratum {sp.stratum.index} iteration {db.iteration}: {relation}"
         step = _Step(relation, full, bool(mine), new, group, description, rerun,
@@ -369,6 +371,9 @@ def _metrics(db: Database, kept: _Kept, source: Any = None, plan: Any = None) ->
     if kept.placed_name is not None:
         new.placed = Metrics(db.spark, kept.placed_name)
         new.placed.source, new.placed.plan = source, plan
+    if kept.derived_name is not None:
+        new.derived = Metrics(db.spark, kept.derived_name)
+        new.derived.source, new.derived.plan = source, plan
     return new
 
 
@@ -472,8 +477,13 @@ def _record_step(db: Database, sp: StratumPlan, step: _Step, stats: Stats, itera
         jobs = len(db.tracker().getJobIdsForGroup(step.group))
     # a round whose placement was restored has a second home Exchange above the first
     hint = db.exchanges if step.new.placed is None else None
-    stats.add(**_record(db, sp, step.relation, iteration, new_rows,
-                        jvm.derivations(step.new.executed(), hint, key) if step.derives else 0),
+    if not step.derives:
+        derivations = 0
+    elif step.new.derived is not None:  # no home Exchange: counted as derived
+        derivations = int(step.new.derived.get["n"] or 0)
+    else:
+        derivations = jvm.derivations(step.new.executed(), hint, key)
+    stats.add(**_record(db, sp, step.relation, iteration, new_rows, derivations),
               outer=step.outer, seconds=seconds, spark_jobs=jobs,
               # rows the round stored: its new tuples and the runs it merged (merges())
               written=step.full.__dict__.get("_sparklog_rows") if step.full is not None else None)

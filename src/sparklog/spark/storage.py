@@ -56,7 +56,7 @@ class _Columns:
     """
 
     home: Any  # Seq[Column]: c0..ck tagged, then the sub-bucket
-    keys: Any  # Seq[Column]: the bucket columns, then _sb
+    keys: Any  # Seq[Column]: what the relation is hash-partitioned by (placement())
     order: Any  # Seq[String]: bucket columns, _sb, other columns (the anti-join keys)
     stored: Any  # Seq[Column]: the stored columns in order, then _it
     fresh: Any  # the same, with the stamp NEWEST
@@ -71,7 +71,7 @@ class _Columns:
         tagged = [F.col(f"c{i}").alias(f"c{i}", metadata={"sparklog": layout.relation})
                   for i in range(layout.arity)]
         home = tagged + [sub_bucket(layout).alias(SB)]
-        keys = [F.col(f"c{i}") for i in layout.key] + [F.col(SB)]
+        keys = [F.col(c) for c in placement(layout)]
         order = tuple(f"c{i}" for i in layout.key) + (SB,) + tuple(f"c{i}" for i in layout.rest)
         stored = [F.col(c) for c in order] + [F.col(IT)]
         fresh = stored[:-1] + [F.lit(NEWEST).alias(IT)]
@@ -101,6 +101,8 @@ class Metrics:
         # Per-partition counts of the whole stored version, when its placement had to be
         # restored after the union (Database.insert); then the sizes are not running sums.
         self.placed: Metrics | None = None
+        # the derived tuples, counted here when no home Exchange counts them (insert)
+        self.derived: Metrics | None = None
         # how many runs the version replaces, and their rows (Database.insert)
         self.merged: int | None = None
         self.rows = 0
@@ -414,28 +416,43 @@ class Database:
         (:meth:`replace`). In a loop round (``iteration`` ≥ 1) those rows are restamped
         OLDER; the preamble (0) keeps their stamps.
         """
-        cols = self.columns(relation)
-        # (1) the all-to-all to (bucket, sub-bucket), the one shuffle of the round
-        new = derived._jdf.select(cols.home).repartition(self.options.partitions, cols.keys)
         runs = self.runs(relation)
         merged = runs[len(runs) - (len(runs) if merges is None else merges):]
         metrics = Metrics(self.spark, f"new_{relation}_{iteration}")
+        metrics.merged = len(merged)
+        metrics.rows = sum(self.rows_of(relation, r) for r in merged)
+        full = self._combined(relation, derived._jdf, runs, merged, iteration, metrics)
+        if not jvm.has_home_exchange(full):
+            # Spark found the derived tuples placed already and planned no home Exchange,
+            # whose written rows are the round's derivations (jvm.derivations): count them
+            # as they are derived instead (an observed count costs a little: only here)
+            metrics.derived = Metrics(self.spark, f"derived_{metrics.name}")
+            counted = metrics.derived.on(derived._jdf, F.count(F.lit(1)).alias("n"),
+                                         jvm.seq(self.spark, []))
+            metrics.placed = None
+            full = self._combined(relation, counted, runs, merged, iteration, metrics)
+        for observed in (metrics, metrics.placed, metrics.derived):
+            if observed is not None:
+                observed.source = full
+        return DataFrame(full, self.spark), metrics
+
+    def _combined(self, relation: str, derived: Any, runs: list[DataFrame],
+                  merged: list[DataFrame], iteration: int, metrics: Metrics) -> Any:
+        """Database.insert's planned version from the derived tuples (a JVM Dataset)."""
+        cols = self.columns(relation)
+        # (1) the all-to-all to (bucket, sub-bucket), the one shuffle of the round
+        new = derived.select(cols.home).repartition(self.options.partitions, cols.keys)
         # (2, 3) the combine step, partition-local: dedup and anti-join, or lattice join
         full = combine_for(self.layout(relation)).merge(
             self, relation, new, [r._jdf for r in runs], [r._jdf for r in merged], iteration,
             metrics)
-        metrics.merged = len(merged)
-        metrics.rows = sum(self.rows_of(relation, r) for r in merged)
         # (4) sorted first: the sort keeps the partitioning, and the placement check plans
         # the Dataset that is checkpointed (planning another one would cost a second pass)
         full = full.sortWithinPartitions(cols.sort)
         if not self.placed(relation, full):  # only if Spark lost the placement
             full = self._restore_placement(relation, full, metrics).sortWithinPartitions(
                 cols.sort)
-        metrics.source = full
-        if metrics.placed is not None:
-            metrics.placed.source = full
-        return DataFrame(full, self.spark), metrics
+        return full
 
     def placed(self, relation: str, jdf: Any) -> bool:
         """Whether the planned ``jdf`` is hash-partitioned as the relation's layout says.
@@ -454,7 +471,7 @@ class Database:
             return False
         layout = self.layout(relation)
         names = [e.split("#")[0] for e in match.group(1).split(", ")]
-        return names == [f"c{k}" for k in layout.key] + [SB]
+        return names == placement(layout)
 
     def _restore_placement(self, relation: str, full: Any, metrics: Metrics) -> Any:
         """``full`` shuffled to its home again, behind a projection Spark cannot fold.
@@ -582,6 +599,12 @@ class Database:
                 rdd.unpersist(False)
         except Exception:  # noqa: BLE001 - freeing memory early is an optimization only
             pass
+
+
+def placement(layout: Layout) -> list[str]:
+    """The columns a stored relation is hash-partitioned by: its bucket columns, then the
+    sub-bucket when it counts (Layout.placed_by_sub_bucket)."""
+    return [f"c{i}" for i in layout.key] + ([SB] if layout.placed_by_sub_bucket else [])
 
 
 def _checkpoint(df: DataFrame, options: Options, eager: bool = True, estimated: bool = True

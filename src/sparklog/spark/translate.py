@@ -179,9 +179,9 @@ def _scan(step: Scan, q: Query, store: Store) -> Query:
                      broadcast=q.broadcast, moved=q.moved)
     names = {v: scope.bind(v, k) for v, k in new_vars.items()}
     co = _co_partitioned(q.partitioned_as, step, store, shared)
-    right = scan_sql(step, store, names, keep_sb=co)
+    right = scan_sql(step, store, names, keep_sb=False)
     fresh = [names[v] for v in new_vars if v not in shared]
-    on = [f"l.{names[v]} = r.{names[v]}" for v in shared] + ([f"l.{SB} = r.{SB}"] if co else [])
+    on = [f"l.{names[v]} = r.{names[v]}" for v in shared]
     select = ", ".join(["l.*"] + [f"r.{c}" for c in fresh])
     join = f"JOIN ({right}) r ON {' AND '.join(on)}" if on else f"CROSS JOIN ({right}) r"
     hint = ""
@@ -209,8 +209,8 @@ def _exists(step: Scan, q: Query, store: Store) -> Query:
             else:  # used nowhere else: named only to compare its repeats (c(y, y))
                 names[arg.name] = f"x{i}"
     co = _co_partitioned(q.partitioned_as, step, store, shared)
-    right = scan_sql(step, store, names, keep_sb=co)
-    on = [f"l.{names[v]} = r.{names[v]}" for v in shared] + ([f"l.{SB} = r.{SB}"] if co else [])
+    right = scan_sql(step, store, names, keep_sb=False)
+    on = [f"l.{names[v]} = r.{names[v]}" for v in shared]
     if not on:
         right += " LIMIT 1"
     elif not co:
