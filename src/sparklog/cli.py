@@ -267,6 +267,12 @@ def _run(args) -> int:
     program = _program(args.program)
     _check_paths(program, args)
     progress = Progress(enabled=not args.quiet and sys.stderr.isatty(), verbose=args.verbose)
+    records: list[dict] = []  # every round's record as it ends: kept if the run fails
+
+    def record(r: dict) -> None:
+        records.append(r)
+        progress.record(r)
+
     with progress:
         # the first run on a machine has its JVM write the class archive that later
         # ones map (spark/archive.py); it is kept once the JVM has exited (session.end)
@@ -278,10 +284,18 @@ def _run(args) -> int:
                         join_planning=args.join_planning, broadcast_rows=args.broadcast_rows,
                         max_iterations=args.max_iterations,
                         codegen_rows=args.codegen_rows, run_rows=args.run_rows,
-                        stall_seconds=args.stall_timeout or None, on_record=progress.record)
-        with _interrupts(engine.spark):
-            result = engine.run(program, facts_dir=args.facts)
-            _write_outputs(program, result, args.output)
+                        stall_seconds=args.stall_timeout or None, on_record=record)
+        try:
+            with _interrupts(engine.spark):
+                result = engine.run(program, facts_dir=args.facts)
+                _write_outputs(program, result, args.output)
+        except BaseException:
+            if args.stats:  # a failed run still says what its finished rounds did
+                try:
+                    _write_json(args.stats, records)
+                except OutputError:
+                    pass  # the run's own error is the one to report
+            raise
     if args.stats:
         _write_json(args.stats, result.stats)
     if args.verbose:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -240,3 +241,21 @@ def test_no_deferred_gives_the_first_version_its_own_job(spark, tc_dir, flags, f
     assert (records[0]["iteration"], records[0]["spark_jobs"]) == (0, first_jobs)
     assert [r["full"] for r in records] == [3, 5, 6, 6]
     assert (tc_dir / "out" / "tc.csv").read_text().count("\n") == 6
+
+
+def test_a_failed_run_still_writes_the_stats_of_its_finished_rounds(spark, tmp_path, capsys):
+    """A negative cycle under $MIN keeps improving: --max-iterations 4 ends the run with an
+    error, and --stats holds the records of the rounds it finished."""
+    program = tmp_path / "neg.dl"
+    program.write_text(".decl e(x:number, y:number, w:number)\n"
+                       "e(1, 2, 1). e(2, 1, -3).\n"
+                       ".decl d(x:number, c:number)\n.output d\n"
+                       "d(1, 0).\nd(y, $MIN(c + w)) :- d(x, c), e(x, y, w).\n")
+    stats = tmp_path / "stats.json"
+    assert sparklog(str(program), "-D", str(tmp_path / "out"), "--max-iterations", "4",
+                    "--stats", str(stats)) == 1
+    assert "did not converge" in capsys.readouterr().err
+    records = json.loads(stats.read_text())
+    # (the records of versions stored by round 1's job come when they settle, at the end)
+    assert [r["iteration"] for r in records if r["relation"] == "d"][-4:] == [1, 2, 3, 4]
+    assert not (tmp_path / "out" / "d.csv").exists()
