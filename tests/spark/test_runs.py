@@ -94,3 +94,17 @@ def test_random_programs_agree_with_reference_in_runs(spark):
     cases = [make_case(s, f"r{s}_", max_inputs=3, max_groups=3) for s in range(300, 325)]
     failed = [o for o in run_cases(engine, spark, cases) if o.status != "ok"]
     assert not failed, "\n".join(report(o) for o in failed)
+
+
+@pytest.mark.parametrize("options", [
+    {"pipelined": False}, {"reuse_plans": "off"}, {"reuse_plans": "optimized"},
+    {"deferred": False}, {"checkpoint": "reliable"}],
+    ids=["serial", "no-reuse", "optimized", "eager", "reliable"])
+def test_every_way_of_running_rounds_reads_every_run(spark, tmp_path, options):
+    if options.get("checkpoint") == "reliable":
+        options = {**options, "checkpoint_dir": str(tmp_path)}
+    engine = sparklog.Engine(spark=spark, partitions=2, run_rows=4, **options)
+    n = 40
+    result = run(engine, TC, {"edge": edges_df(spark, gen.chain(n))})
+    assert rows(result["tc"]) == {(i, j) for i in range(n + 1) for j in range(i + 1, n + 1)}
+    assert max(r["runs"] for r in result.stats if r["relation"] == "tc") >= 2
