@@ -287,9 +287,8 @@ def _plan(db: Database, sp: StratumPlan, kernels: tuple[Kernel, ...]) -> list[_S
         if planned is not None:
             full, new, rerun = planned
             outer = db.templates[key].outer
-            runs = db.runs(relation)
             new.merged = merges
-            new.rows = sum(db.rows_of(relation, r) for r in runs[len(runs) - merges:])
+            new.rows = sum(db.rows_of(relation, r) for r in db.newest_runs(relation, merges))
         else:
             derived, outer = _derive(db, relation, mine)
             full, new = db.insert(relation, derived, db.iteration, merges)

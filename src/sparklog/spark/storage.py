@@ -1,14 +1,14 @@
 """Storage: every relation's stored DataFrame, its schema and placement, and the insert.
 
 Every stored relation is one or more runs: DataFrames with columns ``c0..ck``, the
-sub-bucket ``_sb`` and a stamp ``_it``, each hash-partitioned by (bucket columns, _sb) and
+sub-bucket ``_sb`` and a stamp ``_it``, each hash-partitioned as :func:`placement` says and
 sorted inside each partition. The newest run (``stored``) takes a round's new tuples;
 ``delta`` is its rows stamped NEWEST (derived in the last round), ``old`` the rest of
 ``full``, which is every run. A set relation's newest run is sealed once it holds
 ``run_rows`` rows, and sealed runs of like size are merged (:meth:`Database.merges`), so a
 round writes its new tuples and a bounded run, never all of ``full`` again: the
-logarithmic method of Bentley and Saxe, the runs an LSM tree keeps. Stamps are relative rather than iteration numbers so that the plan of
-every iteration is the same text: Spark inlines literals into the Java it generates, and an
+logarithmic method of Bentley and Saxe, the runs an LSM tree keeps. Stamps are relative
+rather than iteration numbers so that the plan of every iteration is the same text: Spark inlines literals into the Java it generates, and an
 absolute iteration number would make it compile fresh code for every stage every round.
 :meth:`Database.insert` is the round's one shuffle and its combine step (spark/combine.py:
 set deduplication, a lattice's join). Inputs, a recursive stratum's first version and a
@@ -227,6 +227,11 @@ class Database:
         newest = self.stored.get(relation)
         return [*self.sealed.get(relation, []), *([newest] if newest is not None else [])]
 
+    def newest_runs(self, relation: str, count: int | None = None) -> list[DataFrame]:
+        """The relation's ``count`` newest runs (all by default), oldest first."""
+        runs = self.runs(relation)
+        return runs[len(runs) - (len(runs) if count is None else count):]
+
     def rows_of(self, relation: str, run: DataFrame) -> int:
         """A run's rows: counted when its round was (add_new), else the relation's rows
         beyond the other runs'."""
@@ -416,8 +421,7 @@ class Database:
         (:meth:`replace`). In a loop round (``iteration`` ≥ 1) those rows are restamped
         OLDER; the preamble (0) keeps their stamps.
         """
-        runs = self.runs(relation)
-        merged = runs[len(runs) - (len(runs) if merges is None else merges):]
+        runs, merged = self.runs(relation), self.newest_runs(relation, merges)
         metrics = Metrics(self.spark, f"new_{relation}_{iteration}")
         metrics.merged = len(merged)
         metrics.rows = sum(self.rows_of(relation, r) for r in merged)
@@ -440,7 +444,7 @@ class Database:
                   merged: list[DataFrame], iteration: int, metrics: Metrics) -> Any:
         """Database.insert's planned version from the derived tuples (a JVM Dataset)."""
         cols = self.columns(relation)
-        # (1) the all-to-all to (bucket, sub-bucket), the one shuffle of the round
+        # (1) the all-to-all to the relation's placement, the one shuffle of the round
         new = derived.select(cols.home).repartition(self.options.partitions, cols.keys)
         # (2, 3) the combine step, partition-local: dedup and anti-join, or lattice join
         full = combine_for(self.layout(relation)).merge(
@@ -497,11 +501,10 @@ class Database:
         """Make ``df`` the relation's newest run (its view follows, see view()) in place of
         its ``merged`` newest runs (all by default), which are returned; the runs before
         those stay, sealed."""
-        runs = self.runs(relation)
-        keep = len(runs) - (len(runs) if merged is None else merged)
-        self.sealed[relation] = runs[:keep]
+        runs, replaced = self.runs(relation), self.newest_runs(relation, merged)
+        self.sealed[relation] = runs[:len(runs) - len(replaced)]
         self.stored[relation] = df
-        return runs[keep:]
+        return replaced
 
     def use_codegen(self, rows: int) -> None:
         """Code generation for what is planned next only over many ``rows``.
