@@ -31,6 +31,35 @@ def _shared() -> Path:
 SHARED = _shared()
 
 
+def _forced_options() -> dict[str, object]:
+    """Engine options every test's engine takes unless the test sets them itself, from
+    $SPARKLOG_TEST_OPTIONS ("balance_ratio=1,balance_rows=0"): CI runs the tests that
+    check answers a second time with the load balancer refining at every round."""
+    forced: dict[str, object] = {}
+    for item in filter(None, os.environ.get("SPARKLOG_TEST_OPTIONS", "").split(",")):
+        name, _, text = item.partition("=")
+        value: object = {"true": True, "false": False}.get(text.lower(), text)
+        for kind in (int, float):
+            try:
+                value = kind(text)
+                break
+            except ValueError:
+                pass
+        forced[name.strip()] = value
+    return forced
+
+
+if _forced_options():
+    import sparklog.engine
+
+    _init = sparklog.engine.Engine.__init__
+
+    def _init_forced(self, spark=None, **options):
+        _init(self, spark, **{**_forced_options(), **options})
+
+    sparklog.engine.Engine.__init__ = _init_forced
+
+
 @pytest.fixture(scope="session")
 def spark():
     from sparklog.spark import session

@@ -154,6 +154,19 @@ def _parser() -> argparse.ArgumentParser:
                      help="a relation's newest run is sealed at N rows and a round writes "
                           "only its new tuples and a bounded run, never all of a relation "
                           "again (0: one run, rewritten every round; default %(default)s)")
+    run.add_argument("--balance", choices=("on", "off"),
+                     default="on" if DEFAULTS.balance else "off",
+                     help="refine heavy buckets into more sub-buckets and consolidate them "
+                          "again (spatial load balancing); default %(default)s")
+    run.add_argument("--balance-every", type=int, default=DEFAULTS.balance_every, metavar="N",
+                     help="check the balance every N rounds (default %(default)s)")
+    run.add_argument("--balance-ratio", type=float, default=DEFAULTS.balance_ratio,
+                     metavar="R",
+                     help="refine a bucket whose heaviest sub-bucket holds more than R times "
+                          "the mean sub-bucket (default %(default)g)")
+    run.add_argument("--balance-rows", type=int, default=DEFAULTS.balance_rows, metavar="N",
+                     help="never refine a sub-bucket of fewer than N rows "
+                          "(default %(default)s)")
     run.add_argument("--codegen-rows", type=int, default=DEFAULTS.codegen_rows, metavar="N",
                      help="use whole-stage code generation only in rounds over at least N "
                           "stored rows (0: in every round; default %(default)s)")
@@ -260,6 +273,12 @@ def _run(args) -> int:
         raise UsageError("--broadcast-rows must be at least 0")
     if args.run_rows < 0:
         raise UsageError("--run-rows must be at least 0")
+    if args.balance_every < 1:
+        raise UsageError("--balance-every must be at least 1")
+    if not args.balance_ratio >= 1:
+        raise UsageError("--balance-ratio must be at least 1")
+    if args.balance_rows < 0:
+        raise UsageError("--balance-rows must be at least 0")
     if args.max_iterations is not None and args.max_iterations < 1:
         raise UsageError("--max-iterations must be at least 1")
     if args.stall_timeout < 0:
@@ -284,6 +303,8 @@ def _run(args) -> int:
                         join_planning=args.join_planning, broadcast_rows=args.broadcast_rows,
                         max_iterations=args.max_iterations,
                         codegen_rows=args.codegen_rows, run_rows=args.run_rows,
+                        balance=args.balance == "on", balance_every=args.balance_every,
+                        balance_ratio=args.balance_ratio, balance_rows=args.balance_rows,
                         stall_seconds=args.stall_timeout or None, on_record=record)
         try:
             with _interrupts(engine.spark):

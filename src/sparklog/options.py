@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields
 
-from sparklog.defaults import BROADCAST_ROWS, CODEGEN_ROWS, JOIN_PLANNING, RUN_ROWS
+from sparklog.defaults import (BALANCE_EVERY, BALANCE_RATIO, BALANCE_ROWS, BROADCAST_ROWS,
+                               CODEGEN_ROWS, JOIN_PLANNING, RUN_ROWS)
 from sparklog.errors import UsageError
 
 CHECKPOINTS = ("local", "reliable")
@@ -55,6 +56,15 @@ class Options:
     # tuples until it holds this many rows, then it is sealed and runs of like size merge,
     # so a round never rewrites all of full. 0: one run, rewritten every round.
     run_rows: int = RUN_ROWS
+    # Spatial balance (Kumar & Gilray §3.2, spark/balance.py): every ``balance_every``
+    # loop rounds, a bucket of a stratum's relation whose heaviest sub-bucket holds more
+    # than ``balance_ratio`` times the mean sub-bucket (and at least ``balance_rows`` rows)
+    # gets four times the sub-buckets; buckets are consolidated again when most are
+    # refined. Off: one sub-bucket per bucket throughout.
+    balance: bool = True
+    balance_every: int = BALANCE_EVERY
+    balance_ratio: float = BALANCE_RATIO
+    balance_rows: int = BALANCE_ROWS
 
     def __post_init__(self) -> None:
         reuse = {True: "executed", False: "off"}.get(self.reuse_plans, self.reuse_plans)
@@ -66,12 +76,17 @@ class Options:
             raise UsageError("checkpoint='reliable' needs checkpoint_dir (a directory every "
                              "executor can reach, e.g. on HDFS or S3)")
         for name, low in (("partitions", 1), ("max_iterations", 1), ("codegen_rows", 0),
-                          ("broadcast_rows", 0), ("tiny_rows", 0), ("run_rows", 0)):
+                          ("broadcast_rows", 0), ("tiny_rows", 0), ("run_rows", 0),
+                          ("balance_every", 1), ("balance_rows", 0)):
             value = getattr(self, name)
             if value is None and name in ("partitions", "max_iterations", "codegen_rows"):
                 continue
             if not isinstance(value, int) or value < low:
                 raise UsageError(f"{name} must be at least {low}, not {value!r}")
+        if not isinstance(self.balance, bool):
+            raise UsageError(f"balance must be True or False, not {self.balance!r}")
+        if not isinstance(self.balance_ratio, (int, float)) or not self.balance_ratio >= 1:
+            raise UsageError(f"balance_ratio must be at least 1, not {self.balance_ratio!r}")
         if self.stall_seconds is not None and not self.stall_seconds > 0:
             raise UsageError(f"stall_seconds must be None or more than 0, not "
                              f"{self.stall_seconds!r}")

@@ -90,19 +90,21 @@ def test_primes(engine):
 
 @pytest.mark.parametrize("text", [ADD, SHAPES], ids=["add", "shapes"])
 def test_every_stored_row_sits_where_its_layout_hashes_it(engine, text):
-    """Read each partition's rows and rehash them: Spark places a row of a relation
-    partitioned by its bucket columns (and _sb, once buckets have sub-buckets) at
-    pmod(murmur3(those columns), P)."""
+    """Read each partition's rows and rehash them: a row's ``_sb`` is the home value of
+    its sub-bucket, computed from its columns, and Spark places it at
+    pmod(murmur3(_sb), P), the partition its sub-bucket was given (balance.py)."""
+    from sparklog.spark.storage import home_value
+
     program, result = _run(engine, text)
     db = result._db
-    for name, stored in db.stored.items():
+    for name in db.stored:
         layout = db.layout(name)
-        keys = [F.col(f"c{k}") for k in layout.key]
-        if layout.placed_by_sub_bucket:
-            keys.append(F.col("_sb"))
-        home = F.pmod(F.hash(*keys), F.lit(db.options.partitions))
-        assert stored.rdd.getNumPartitions() == db.options.partitions, name
-        misplaced = stored.filter(F.spark_partition_id() != home).count()
-        assert misplaced == 0, name
+        placed = F.pmod(F.hash(F.col("_sb")), F.lit(db.options.partitions))
+        home = home_value(layout, db.kinds(name), db.allocation(name))
+        for stored in db.runs(name):
+            assert stored.rdd.getNumPartitions() == db.options.partitions, name
+            misplaced = stored.filter((F.spark_partition_id() != placed)
+                                      | (F.col("_sb") != home)).count()
+            assert misplaced == 0, name
         # the stats' sizes are the real ones
-        assert stored.count() == db.sizes[name], name
+        assert sum(run.count() for run in db.runs(name)) == db.sizes[name], name

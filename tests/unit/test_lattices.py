@@ -184,8 +184,8 @@ def test_a_total_is_planned_as_contributions_summed_a_round_later():
                     "m(y, v) :- m(x, v), e(x, y, _).\n"
                     ".decl c(x:number, n:number)\nc(y, $COUNT(x)) :- e(x, y, _).\n")
     text = print_plan(lower(check(program)))
-    assert "layout m: bucket by (c0), 1 sub-bucket(s), one tuple per key: c1 is Mask<>" in text
-    assert ("layout c@c: bucket by (c0), 1 sub-bucket(s), one tuple per contribution, told "
+    assert "layout m: bucket by (c0), sub-buckets by (), one tuple per key: c1 is Mask<>" in text
+    assert ("layout c@c: bucket by (c0), sub-buckets by (), one tuple per contribution, told "
             "apart by (c1, c2) (not hashed): c3 is its newest value") in text
     assert "once  c@c(y, 0, x, 1) <- scan full e(x, y, _)" in text
     assert ("loop  c(@k0, @t) <- scan delta c@c(@k0, _, _, _) ; "

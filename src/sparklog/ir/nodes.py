@@ -25,9 +25,11 @@ FULL, DELTA, OLD = "full", "delta", "old"  # old = full without the last delta
 class Layout:
     """Where a relation's tuples live: bucket columns, then the sub-bucket column.
 
-    ``sub_buckets`` is the number of sub-buckets per bucket (the load-balancing paper's
-    k_b; 1 until refinement is enabled). Stored rows are sorted by (bucket, sub-bucket,
-    other columns) inside each partition so sort-merge joins skip the sort.
+    A tuple's bucket is a hash of its ``key`` columns, its sub-bucket within the bucket a
+    hash of the ``hashed`` ones; how many sub-buckets each bucket has, and where they live,
+    changes as the relation grows (spark/balance.py). Stored rows are sorted by (bucket
+    columns, sub-bucket, other columns) inside each partition so sort-merge joins skip the
+    sort.
 
     A lattice relation's ``dependent`` column (its $MIN or $MAX value) is neither a bucket
     column nor hashed into the sub-bucket (PARALAGG §IV-A, §IV-C): an improved value then
@@ -39,7 +41,6 @@ class Layout:
     relation: str
     arity: int
     key: tuple[int, ...]
-    sub_buckets: int = 1
     dependent: int | None = None
     # the lattice's join with ``dependent``: "min", "max", "user:T" (the Lub of .lattice T);
     # "sum" and "count" (a total of contributions) and "contribution" keep the value
@@ -69,17 +70,6 @@ class Layout:
     def hashed(self) -> tuple[int, ...]:
         """The columns the sub-bucket hashes: the independent ones outside the bucket."""
         return tuple(i for i in self.rest if i != self.dependent and i not in self.detail)
-
-    @property
-    def placed_by_sub_bucket(self) -> bool:
-        """Whether the sub-bucket column is part of the hash partitioning, beside the bucket
-        columns: only once a bucket has sub-buckets to tell apart (or no bucket column
-        exists). With one sub-bucket per bucket the relation is placed by its bucket
-        columns alone, so a join on them alone finds it in place: a partitioning by
-        (bucket columns, sub-bucket) satisfies no join that does not equate the
-        sub-bucket too, and Spark would reshuffle the stored side (same-generation's
-        second join of ``e``)."""
-        return self.sub_buckets > 1 or not self.key
 
     @property
     def sort_order(self) -> tuple[int, ...]:

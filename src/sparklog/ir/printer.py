@@ -16,7 +16,7 @@ def print_plan(plan: Plan) -> str:
         for r in s.relations:
             lay = plan.layouts[r]
             lines.append(f"  layout {r}: bucket by {_cols(lay.key)}, "
-                         f"{lay.sub_buckets} sub-bucket(s){_lattice(lay)}")
+                         f"sub-buckets by {_cols(lay.hashed)}{_lattice(lay)}")
         for k in sp.preamble:
             lines.append("  once  " + print_kernel(k))
         for k in sp.loop:

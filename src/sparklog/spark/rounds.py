@@ -124,6 +124,8 @@ def _loop(db: Database, sp: StratumPlan, stats: Stats) -> None:
         # round 1's job computed every deferred version the loop reads: the rounds after
         # it read the same relations, so they have none to settle (two calls per RDD)
         news, job = _count_round(db, sp, current, settle=iteration == 1), None
+        if _balance(db, sp, iteration, news) and ahead is not None:
+            ahead = _plan(db, sp, sp.loop)  # planned over the old placement: plan it again
         if overlap and ahead is not None and any(news.values()):
             # the next round's job starts before this round's records are written
             _mark(db, ahead)
@@ -140,6 +142,19 @@ def _loop(db: Database, sp: StratumPlan, stats: Stats) -> None:
         if not overlap and within(iteration + 1):
             db.iteration = iteration + 1
             ahead = _plan(db, sp, sp.loop)
+
+
+def _balance(db: Database, sp: StratumPlan, iteration: int, news: dict[str, int]) -> bool:
+    """Every ``balance_every`` rounds, check each relation that grew for refinement and
+    consolidation (Database.rebalance); whether any relation's rows moved. Run between
+    two rounds' jobs: the round just counted is stored, the next one not yet started."""
+    if not db.options.balance or iteration % db.options.balance_every or not any(news.values()):
+        return False
+    moved = False
+    for relation in sp.relations:
+        if news.get(relation) and db.layout(relation).key:
+            moved |= db.rebalance(relation)
+    return moved
 
 
 def _stopped(db: Database, sp: StratumPlan, news: dict[str, int]) -> None:
@@ -491,15 +506,16 @@ def _record_step(db: Database, sp: StratumPlan, step: _Step, stats: Stats, itera
 def _derive(db: Database, relation: str, kernels: list[Kernel]) -> tuple[DataFrame, str]:
     """The union of a relation's kernels, planned from one SQL text, and what their joins
     that are not partition-local move: "local" (no such join: only the new tuples cross
-    the round's one shuffle), "delta" (the delta side is broadcast, the stored side stays),
-    "both" (Spark shuffles both sides)."""
+    the round's one shuffle), "outer" (the outer rows go to the stored side's sub-buckets,
+    which stay), "delta" (the delta side is broadcast, the stored side stays), "both"
+    (Spark shuffles both sides)."""
     if not kernels:
         return empty_frame(db.spark, [(f"c{i}", _spark_type(k))
                                       for i, k in enumerate(db.kinds(relation))]), "local"
     queries = [kernel_query(k, db) for k in kernels]
     sql = " UNION ALL ".join(f"({text})" for text, _ in queries)
     moved = {m for _, ms in queries for m in ms}
-    outer = "both" if "both" in moved else "delta" if "delta" in moved else "local"
+    outer = next((m for m in ("both", "delta", "outer") if m in moved), "local")
     return DataFrame(db.spark._jsparkSession.sql(sql), db.spark), outer
 
 
@@ -519,7 +535,10 @@ def _record(db: Database, sp: StratumPlan, relation: str, iteration: int, delta:
                 derivations=derivations, partitions=len(sizes), max_partition=max(sizes),
                 mean_partition=round(mean, 2),
                 imbalance=round(max(sizes) / mean, 3) if mean else 1.0,
-                sub_buckets=db.layout(relation).sub_buckets, runs=len(db.runs(relation)),
+                sub_buckets=db.allocation(relation).sub_buckets, runs=len(db.runs(relation)),
+                # what the balance check after this round did (Database.rebalance)
+                refined=db.balanced.get(relation, (0, 0))[0],
+                consolidated=db.balanced.pop(relation, (0, 0))[1],
                 # a lattice relation's delta is its improved keys (new ones included);
                 # None for a set relation, whose delta only ever adds tuples
                 improved=delta if db.plan.lattice(relation) else None)

@@ -37,7 +37,9 @@ from sparklog.spark.jvm import stored_rdd as _stored_rdd
 from sparklog.spark.jvm import without_estimates as _without_estimates
 from sparklog.spark.session import FACTORY_MODE, WHOLE_STAGE
 from sparklog.spark.jobs import _Worker
-from sparklog.spark.translate import IT, NEWEST, OLDER, SB, sub_bucket
+from sparklog.spark import balance
+from sparklog.spark.balance import Allocation, hash_input
+from sparklog.spark.translate import IT, NEWEST, OLDER, SB
 
 if TYPE_CHECKING:
     from sparklog.spark.rounds import _Kept
@@ -64,13 +66,14 @@ class _Columns:
     sort: Any  # Seq[Column]: ascending on ``order``
 
     @classmethod
-    def of(cls, spark: SparkSession, layout: Layout) -> _Columns:
+    def of(cls, spark: SparkSession, layout: Layout, kinds: tuple[str, ...],
+           allocation: Allocation) -> _Columns:
         # Re-alias every column with metadata: otherwise the optimizer drops a same-name
         # alias (c1#3 AS c1#19), the plan partitions by the source attribute, and the
         # checkpointed relation reports a partitioning that names none of its columns.
         tagged = [F.col(f"c{i}").alias(f"c{i}", metadata={"sparklog": layout.relation})
                   for i in range(layout.arity)]
-        home = tagged + [sub_bucket(layout).alias(SB)]
+        home = tagged + [home_value(layout, kinds, allocation).alias(SB)]
         keys = [F.col(c) for c in placement(layout)]
         order = tuple(f"c{i}" for i in layout.key) + (SB,) + tuple(f"c{i}" for i in layout.rest)
         stored = [F.col(c) for c in order] + [F.col(IT)]
@@ -82,7 +85,20 @@ class _Columns:
                    seq(sort))
 
 
-_COLUMNS: dict[tuple[int, Layout], _Columns] = {}  # per JVM gateway, shared by runs
+_COLUMNS: dict[tuple[int, Layout, Allocation], _Columns] = {}  # per JVM gateway, shared by runs
+
+
+def home_value(layout: Layout, kinds: tuple[str, ...], allocation: Allocation) -> Column:
+    """A stored row's ``_sb``: the home value of its sub-bucket (balance.py), from its
+    bucket columns and the columns its sub-bucket hashes (never a lattice's dependent
+    column: an improved value must land where the old one is). A relation without bucket
+    columns is bucketed by those instead. A computed column, never a literal: Spark folds
+    a literal into the partitioning expression, and the stored relation would then no
+    longer be co-partitioned by name."""
+    value = lambda i: hash_input(f"c{i}", kinds[i])  # noqa: E731
+    keys = [value(i) for i in (layout.key or layout.hashed)]
+    others = [value(i) for i in layout.hashed] if layout.key else []
+    return F.expr(allocation.home_sql(keys, others))
 
 
 class Metrics:
@@ -159,6 +175,9 @@ class Database:
     templates: dict[str, _Kept] = field(default_factory=dict)  # see _plan
     # a set relation's sealed runs, oldest first; its newest run is ``stored`` (see runs())
     sealed: dict[str, list[DataFrame]] = field(default_factory=dict)
+    allocations: dict[str, Allocation] = field(default_factory=dict)  # see allocation()
+    # what the last balance check did to each relation: (buckets refined, consolidated)
+    balanced: dict[str, tuple[int, int]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.options.trace_lineage:
@@ -404,10 +423,18 @@ class Database:
         return self.expected.get(relation, 0)
 
     def columns(self, relation: str) -> _Columns:
-        key = (id(self.spark.sparkContext._gateway), self.layout(relation))
+        allocation = self.allocation(relation)
+        key = (id(self.spark.sparkContext._gateway), self.layout(relation), allocation)
         if key not in _COLUMNS:
-            _COLUMNS[key] = _Columns.of(self.spark, self.layout(relation))
+            _COLUMNS[key] = _Columns.of(self.spark, self.layout(relation),
+                                        self.kinds(relation), allocation)
         return _COLUMNS[key]
+
+    def allocation(self, relation: str) -> Allocation:
+        """The relation's sub-buckets and where they live (balance.py)."""
+        if relation not in self.allocations:
+            self.allocations[relation] = Allocation.initial(self.options.partitions)
+        return self.allocations[relation]
 
     def insert(self, relation: str, derived: DataFrame, iteration: int,
                merges: int | None = None) -> tuple[DataFrame, Metrics]:
@@ -505,6 +532,68 @@ class Database:
         self.sealed[relation] = runs[:len(runs) - len(replaced)]
         self.stored[relation] = df
         return replaced
+
+    # -- spatial balance -------------------------------------------------------------
+    def rebalance(self, relation: str) -> bool:
+        """Check the relation's balance and refine or consolidate its buckets (balance.py);
+        whether its sub-buckets changed (its rows then moved: :meth:`place`)."""
+        allocation = self.allocation(relation)
+        sizes = self.sub_bucket_sizes(relation)
+        decision = balance.rebalance(allocation, sizes, self.options.balance_ratio,
+                                     self.options.balance_rows)
+        self.balanced[relation] = (decision.refined, decision.consolidated)
+        if decision.allocation == allocation:
+            return False
+        self.place(relation, decision.allocation)
+        return True
+
+    def sub_bucket_sizes(self, relation: str) -> dict[int, int]:
+        """Rows per sub-bucket, by home value. While every partition hosts one sub-bucket
+        they are the partition sizes the rounds observed (no job); else one small job
+        over the stored runs counts them (a row per sub-bucket comes back)."""
+        allocation = self.allocation(relation)
+        sizes = self.partition_sizes.get(relation)
+        if sizes is None:
+            return {}
+        if allocation.hosted() == [1] * allocation.partitions:
+            return {h: sizes[balance.partition_of(h, allocation.partitions)]
+                    for hs in allocation.homes for h in hs}
+        runs = self.runs(relation)
+        rows = runs[0].select(SB)
+        for run in runs[1:]:
+            rows = rows.union(run.select(SB))
+        return {r[0]: r[1] for r in rows.groupBy(SB).count().collect()}
+
+    def place(self, relation: str, allocation: Allocation) -> None:
+        """Give the relation its new sub-buckets: every stored run's rows whose home value
+        changes move there (one shuffle of those rows only, the paper's point-to-point
+        exchange); the others stay. Plans kept from earlier rounds are dropped."""
+        layout, kinds = self.layout(relation), self.kinds(relation)
+        self.allocations[relation] = allocation
+        cols = self.columns(relation)
+        home = home_value(layout, kinds, allocation)
+        order = [f"c{i}" for i in layout.key] + [SB] + [f"c{i}" for i in layout.rest]
+        moved = [home.alias(SB) if c == SB else F.col(c) for c in order] + [F.col(IT)]
+        placed, old = [], self.runs(relation)
+        for run in old:
+            stays = run.where(F.col(SB) == home)
+            moves = run.where(F.col(SB) != home).select(*moved).repartition(
+                self.options.partitions, F.col(SB))
+            jdf = stays.union(moves)._jdf.sortWithinPartitions(cols.sort)
+            if not self.placed(relation, jdf):  # Spark lost the placement in the union
+                jdf = run.select(*moved).repartition(self.options.partitions, F.col(SB)
+                                                     )._jdf.sortWithinPartitions(cols.sort)
+            new = _checkpoint(DataFrame(jdf, self.spark), self.options)
+            if "_sparklog_rows" in run.__dict__:
+                new.__dict__["_sparklog_rows"] = run.__dict__["_sparklog_rows"]
+            placed.append(new)
+        self.sealed[relation], self.stored[relation] = placed[:-1], placed[-1]
+        parts = self.options.partitions
+        self.partition_sizes[relation] = [sum(c) for c in zip(
+            *(_partition_sizes(run, parts) for run in placed))]
+        self.templates.clear()
+        for run in old:
+            self.release(run)
 
     def use_codegen(self, rows: int) -> None:
         """Code generation for what is planned next only over many ``rows``.
@@ -605,9 +694,9 @@ class Database:
 
 
 def placement(layout: Layout) -> list[str]:
-    """The columns a stored relation is hash-partitioned by: its bucket columns, then the
-    sub-bucket when it counts (Layout.placed_by_sub_bucket)."""
-    return [f"c{i}" for i in layout.key] + ([SB] if layout.placed_by_sub_bucket else [])
+    """The columns a stored relation is hash-partitioned by: the home value of each row's
+    sub-bucket, which puts it on the partition its sub-bucket was given (balance.py)."""
+    return [SB]
 
 
 def _checkpoint(df: DataFrame, options: Options, eager: bool = True, estimated: bool = True

@@ -19,9 +19,11 @@ from pyspark.sql import functions as F
 from sparklog.ir.nodes import (DELTA, FULL, OLD, AggregateJoin, AntiJoin, Bind, Filter, Kernel,
                                Layout, Scan, Total)
 from sparklog.spark import expressions as X
+from sparklog.spark.balance import Allocation, hash_input
 from sparklog.syntax import nodes as n
 
 SB, IT = "_sb", "_it"
+HOME = "_q"  # the home value(s) an outer row needs to meet a stored side (balance.py)
 OLDER, NEWEST = 0, 1  # values of _it: derived before the last round, or in it
 
 
@@ -36,6 +38,7 @@ class Store(Protocol):
     def symbols_view(self) -> str: ...
     def layout(self, relation: str) -> Layout: ...
     def kinds(self, relation: str) -> tuple[str, ...]: ...
+    def allocation(self, relation: str) -> Allocation: ...
     def broadcast_delta(self, kernel: Kernel) -> bool: ...
 
 
@@ -70,7 +73,7 @@ def kernel_sql(kernel: Kernel, store: Store) -> str:
 
 def kernel_query(kernel: Kernel, store: Store) -> tuple[str, list[str]]:
     """The kernel's SQL and what each of its joins that is not partition-local moves:
-    "delta" (broadcast) or "both" (shuffled)."""
+    "delta" (broadcast), "outer" (the outer side only) or "both" (shuffled)."""
     start = Query(None, X.Scope(), broadcast=kernel.delta is not None
                   and store.broadcast_delta(kernel))
     q = run_steps(kernel.steps, store, start)
@@ -179,20 +182,53 @@ def _scan(step: Scan, q: Query, store: Store) -> Query:
                      broadcast=q.broadcast, moved=q.moved)
     names = {v: scope.bind(v, k) for v, k in new_vars.items()}
     co = _co_partitioned(q.partitioned_as, step, store, shared)
-    right = scan_sql(step, store, names, keep_sb=False)
+    homes = None if co or q.broadcast else _homes(step, store, scope, shared, single=False)
+    right = scan_sql(step, store, names, keep_sb=co or homes is not None)
     fresh = [names[v] for v in new_vars if v not in shared]
     on = [f"l.{names[v]} = r.{names[v]}" for v in shared]
+    left = q.sql
+    if co:  # both placed alike, bucket for bucket: the join is partition-local
+        on.append(f"l.{SB} = r.{SB}")
+    elif homes is not None:  # the stored side stays; the outer rows go to its sub-buckets
+        q.depth += 1
+        left = f"SELECT l{q.depth}.*, {homes} AS {HOME} FROM ({q.sql}) l{q.depth}"
+        on.append(f"l.{HOME} = r.{SB}")
     select = ", ".join(["l.*"] + [f"r.{c}" for c in fresh])
     join = f"JOIN ({right}) r ON {' AND '.join(on)}" if on else f"CROSS JOIN ({right}) r"
     hint = ""
     if on and not co:  # not partition-local: one side or both must move (PARALAGG §IV-D)
         hint = "/*+ BROADCAST(l) */ " if q.broadcast else ""
-        q.moved.append("delta" if q.broadcast else "both")
+        q.moved.append("delta" if q.broadcast else "outer" if homes is not None else "both")
     q.depth += 1
-    sql = f"SELECT {hint}{select} FROM ({q.sql}) l {join}"
-    # the sub-bucket column has done its work: later joins are not co-partitioned
-    return Query(_drop_sb(sql, q) if co or SB in _columns(q) else sql, scope, None,
-                 q.text_columns, q.depth, q.broadcast, q.moved)
+    sql = f"SELECT {hint}{select} FROM ({left}) l {join}"
+    # the placement columns have done their work: later joins are not co-partitioned
+    return Query(_drop_sb(sql, q), scope, None, q.text_columns, q.depth, q.broadcast, q.moved)
+
+
+def _homes(step: Scan, store: Store, scope: X.Scope, shared: list[str], single: bool
+           ) -> str | None:
+    """SQL for the home values of the stored sub-buckets that rows so far meet in
+    ``step``'s relation, when they are known: every bucket column of the atom is a shared
+    variable or a constant. One value while the relation has one sub-bucket per bucket;
+    else every sub-bucket of the bucket, exploded (the outer row is replicated to each), or
+    None if ``single`` (a semi- or anti-join, where copies would count twice)."""
+    layout, kinds = store.layout(step.relation), store.kinds(step.relation)
+    if not layout.key:
+        return None
+    keys = []
+    for i in layout.key:
+        arg = step.args[i]
+        if isinstance(arg, n.Var) and arg.name in shared:
+            keys.append(hash_input(scope.columns[arg.name], kinds[i]))
+        elif isinstance(arg, (n.Var, n.Wildcard)):
+            return None
+        else:
+            keys.append(hash_input(X.value(arg, X.Scope()), kinds[i]))
+    allocation = store.allocation(step.relation)
+    if allocation.refined and single:
+        return None
+    homes = allocation.homes_sql(keys)
+    return f"explode({homes})" if allocation.refined else homes
 
 
 def _exists(step: Scan, q: Query, store: Store) -> Query:
@@ -209,15 +245,32 @@ def _exists(step: Scan, q: Query, store: Store) -> Query:
             else:  # used nowhere else: named only to compare its repeats (c(y, y))
                 names[arg.name] = f"x{i}"
     co = _co_partitioned(q.partitioned_as, step, store, shared)
-    right = scan_sql(step, store, names, keep_sb=False)
+    homes = None if co else _homes(step, store, q.scope, shared, single=True)
+    right = scan_sql(step, store, names, keep_sb=co or homes is not None)
     on = [f"l.{names[v]} = r.{names[v]}" for v in shared]
     if not on:
         right += " LIMIT 1"
     elif not co:
-        q.moved.append("both")
+        q.moved.append("outer" if homes is not None else "both")
+    return _semi(q, "LEFT SEMI", right, on, co, homes)
+
+
+def _semi(q: Query, how: str, right: str, on: list[str], co: bool, homes: str | None
+          ) -> Query:
+    """``q`` filtered by a semi- or anti-join with ``right``; with ``co`` on the
+    sub-bucket column too, with ``homes`` on the home value of the one stored sub-bucket
+    each row can meet (then dropped again)."""
+    left, keep = q.sql, "l.*"
+    if co:
+        on = on + [f"l.{SB} = r.{SB}"]
+    elif homes is not None:
+        q.depth += 1
+        left = f"SELECT l{q.depth}.*, {homes} AS {HOME} FROM ({q.sql}) l{q.depth}"
+        on = on + [f"l.{HOME} = r.{SB}"]
+        keep = ", ".join(f"l.{c}" for c in _columns(q) + [f"{c}__s" for c in q.text_columns])
     q.depth += 1
-    q.sql = (f"SELECT l.* FROM ({q.sql}) l LEFT SEMI JOIN ({right}) r "
-             f"ON {' AND '.join(on) or 'TRUE'}")
+    q.sql = f"SELECT {keep or '1 AS _unit'} FROM ({left}) l {how} JOIN ({right}) r " \
+            f"ON {' AND '.join(on) or 'TRUE'}"
     return q
 
 
@@ -236,7 +289,8 @@ def _co_partitioned(left: Scan | None, right: Scan, store: Store, shared: list[s
     if left is None or not shared:
         return False
     lk, rk = store.layout(left.relation), store.layout(right.relation)
-    if lk.sub_buckets != 1 or rk.sub_buckets != 1:
+    la, ra = store.allocation(left.relation), store.allocation(right.relation)
+    if la.refined or la.homes != ra.homes:
         return False  # refined buckets need the outer side replicated over sub-buckets
     names = lambda scan, key: [scan.args[k].name if isinstance(scan.args[k], n.Var) else None
                                for k in key]
@@ -269,14 +323,13 @@ def _filter(step: Filter, q: Query, store: Store) -> Query:
 def _anti_join(step: AntiJoin, q: Query, store: Store) -> Query:
     scan = Scan(step.atom.relation, FULL, step.atom.args)
     keys = list(dict.fromkeys(a.name for a in step.atom.args if isinstance(a, n.Var)))
-    right = scan_sql(scan, store, {v: q.scope.columns[v] for v in keys}, keep_sb=False)
-    q.depth += 1
-    if keys:
-        on = " AND ".join(f"l.{q.scope.columns[v]} = r.{q.scope.columns[v]}" for v in keys)
-    else:
-        on, right = "TRUE", right + " LIMIT 1"
-    q.sql = f"SELECT l.* FROM ({q.sql}) l LEFT ANTI JOIN ({right}) r ON {on}"
-    return q
+    homes = _homes(scan, store, q.scope, keys, single=True) if keys else None
+    right = scan_sql(scan, store, {v: q.scope.columns[v] for v in keys},
+                     keep_sb=homes is not None)
+    if not keys:
+        return _semi(q, "LEFT ANTI", right + " LIMIT 1", [], False, None)
+    on = [f"l.{q.scope.columns[v]} = r.{q.scope.columns[v]}" for v in keys]
+    return _semi(q, "LEFT ANTI", right, on, False, homes)
 
 
 _AGG_SQL = {"sum": "sum", "min": "min", "max": "max", "mean": "avg"}
@@ -361,14 +414,3 @@ def _ensure_text(q: Query, variables: set[str], store: Store) -> None:
         q.sql = (f"SELECT /*+ BROADCAST(s) */ l.*, s.symbol AS {col}__s FROM ({q.sql}) l "
                  f"JOIN {store.symbols_view()} s ON l.{col} = s.id")
         q.text_columns.add(col)
-
-
-def sub_bucket(layout: Layout) -> Column:
-    """The sub-bucket of a tuple: a hash of its non-bucket columns mod k_b (never of a
-    lattice's dependent column: an improved value must land where the old one is).
-
-    A computed column, never a literal: Spark folds a literal into the partitioning
-    expression, and the stored relation would then no longer be co-partitioned by name.
-    """
-    cols = [F.col(f"c{i}") for i in (layout.hashed or layout.key)] or [F.lit(0)]
-    return F.pmod(F.hash(*cols), F.lit(layout.sub_buckets)).cast("int")

@@ -1,0 +1,85 @@
+"""Buckets, sub-buckets and their placement (spark/balance.py), without Spark."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sparklog.spark.balance import Allocation, murmur3_int, partition_of, rebalance
+
+
+def test_murmur3_matches_sparks_hash_of_an_int():
+    # values printed by Spark 4.3: SELECT hash(CAST(v AS INT)) for these v
+    assert [murmur3_int(v) for v in (0, 1, 42, -1)] == [
+        933211791, -559580957, 29417773, -1604776387]
+
+
+def test_the_initial_allocation_puts_bucket_b_on_partition_b():
+    for partitions in (1, 2, 7, 64):
+        allocation = Allocation.initial(partitions)
+        assert [partition_of(h[0], partitions) for h in allocation.homes] == list(
+            range(partitions))
+        assert allocation.hosted() == [1] * partitions and not allocation.refined
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 24), st.lists(st.tuples(st.booleans(), st.integers(0, 23)), max_size=12))
+def test_partitions_host_within_one_sub_bucket_of_each_other(partitions, steps):
+    """Round-robin placement (Fig. 4): after any refinements no partition hosts more than
+    one sub-bucket more than another. A consolidation frees sub-buckets where they are,
+    which can leave a hole (the paper allocates the consolidated ones afresh, as here);
+    every live sub-bucket keeps a home value of its own either way."""
+    allocation = Allocation.initial(partitions)
+    consolidated = False
+    for refine, bucket in steps:
+        bucket %= partitions
+        if refine and allocation.k(bucket) < 64:
+            allocation = allocation.refine([bucket])
+        elif not refine and allocation.k(bucket) >= 4:
+            allocation = allocation.consolidate([bucket])
+            consolidated = True
+        hosted = allocation.hosted()
+        assert consolidated or max(hosted) - min(hosted) <= 1, (hosted, allocation)
+        homes = [h for hs in allocation.homes for h in hs]
+        assert len(homes) == len(set(homes)) == sum(hosted)
+        assert all(len(hs) in (1, 4, 16, 64) for hs in allocation.homes)
+
+
+def test_refinement_keeps_the_old_sub_buckets_where_they_are():
+    allocation = Allocation.initial(4)
+    refined = allocation.refine([2])
+    assert refined.k(2) == 4 and refined.homes[2][0] == allocation.homes[2][0]
+    assert [refined.homes[b] for b in (0, 1, 3)] == [allocation.homes[b] for b in (0, 1, 3)]
+    # the three new ones go to the three partitions that host one sub-bucket only
+    assert sorted(partition_of(h, 4) for h in refined.homes[2][1:]) == [0, 1, 3]
+
+
+def test_a_heavy_bucket_is_refined_and_small_ones_are_not():
+    allocation = Allocation.initial(4)
+    sizes = {allocation.homes[b][0]: rows for b, rows in enumerate([100, 100, 100, 900])}
+    decision = rebalance(allocation, sizes, ratio=3.0, min_rows=0)
+    assert decision.refined == 0  # 900 is 3 times the mean, not more
+    decision = rebalance(allocation, sizes, ratio=2.0, min_rows=0)
+    assert decision.refined == 1 and decision.allocation.k(3) == 4
+    assert [decision.allocation.k(b) for b in range(3)] == [1, 1, 1]
+    # under min_rows nothing is worth moving
+    assert rebalance(allocation, sizes, ratio=2.0, min_rows=901).refined == 0
+
+
+def test_refinement_stops_once_every_partition_hosts_a_sub_bucket_of_the_bucket():
+    allocation = Allocation.initial(2).refine([0])  # 4 sub-buckets: the cap for 2 partitions
+    sizes = {h: 10_000 for h in allocation.homes[0]} | {allocation.homes[1][0]: 1}
+    assert rebalance(allocation, sizes, ratio=1.0, min_rows=0).refined == 0
+
+
+def test_consolidation_when_most_buckets_are_refined_and_light():
+    allocation = Allocation.initial(4).refine([0, 1, 2])
+    heavy = allocation.homes[3][0]
+    sizes = {h: 1 for hs in allocation.homes for h in hs} | {heavy: 100}
+    decision = rebalance(allocation, sizes, ratio=3.0, min_rows=10_000)
+    assert decision.consolidated == 3
+    assert [decision.allocation.k(b) for b in range(4)] == [1, 1, 1, 1]
+    # fewer than 60% refined: no consolidation
+    allocation = Allocation.initial(4).refine([0, 1])
+    sizes = {h: 1 for hs in allocation.homes for h in hs}
+    assert rebalance(allocation, sizes, ratio=3.0, min_rows=10_000).consolidated == 0
