@@ -167,6 +167,11 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--balance-rows", type=int, default=DEFAULTS.balance_rows, metavar="N",
                      help="never refine a sub-bucket of fewer than N rows "
                           "(default %(default)s)")
+    run.add_argument("--rollover-threshold", type=int, default=DEFAULTS.rollover_rows,
+                     metavar="T",
+                     help="run a round whose join output is estimated over T tuples as inner "
+                          "iterations over slices of its delta, each shuffled and deduplicated "
+                          "before the next (iteration roll-over; 0: off, the default)")
     run.add_argument("--codegen-rows", type=int, default=DEFAULTS.codegen_rows, metavar="N",
                      help="use whole-stage code generation only in rounds over at least N "
                           "stored rows (0: in every round; default %(default)s)")
@@ -273,6 +278,8 @@ def _run(args) -> int:
         raise UsageError("--broadcast-rows must be at least 0")
     if args.run_rows < 0:
         raise UsageError("--run-rows must be at least 0")
+    if args.rollover_threshold < 0:
+        raise UsageError("--rollover-threshold must be at least 0")
     if args.balance_every < 1:
         raise UsageError("--balance-every must be at least 1")
     if not args.balance_ratio >= 1:
@@ -303,6 +310,7 @@ def _run(args) -> int:
                         join_planning=args.join_planning, broadcast_rows=args.broadcast_rows,
                         max_iterations=args.max_iterations,
                         codegen_rows=args.codegen_rows, run_rows=args.run_rows,
+                        rollover_rows=args.rollover_threshold,
                         balance=args.balance == "on", balance_every=args.balance_every,
                         balance_ratio=args.balance_ratio, balance_rows=args.balance_rows,
                         stall_seconds=args.stall_timeout or None, on_record=record)

@@ -61,6 +61,10 @@ class Options:
     # than ``balance_ratio`` times the mean sub-bucket (and at least ``balance_rows`` rows)
     # gets four times the sub-buckets; buckets are consolidated again when most are
     # refined. Off: one sub-bucket per bucket throughout.
+    # Iteration roll-over (Kumar & Gilray §3.2, Fig. 9): a loop round whose join output is
+    # estimated over this many tuples runs as inner iterations, each over a slice of the
+    # delta's partitions and each shuffled and deduplicated before the next. 0: off.
+    rollover_rows: int = 0
     balance: bool = True
     balance_every: int = BALANCE_EVERY
     balance_ratio: float = BALANCE_RATIO
@@ -77,7 +81,7 @@ class Options:
                              "executor can reach, e.g. on HDFS or S3)")
         for name, low in (("partitions", 1), ("max_iterations", 1), ("codegen_rows", 0),
                           ("broadcast_rows", 0), ("tiny_rows", 0), ("run_rows", 0),
-                          ("balance_every", 1), ("balance_rows", 0)):
+                          ("balance_every", 1), ("balance_rows", 0), ("rollover_rows", 0)):
             value = getattr(self, name)
             if value is None and name in ("partitions", "max_iterations", "codegen_rows"):
                 continue

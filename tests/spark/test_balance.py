@@ -18,17 +18,11 @@ from sparklog.spark.balance import murmur3_int, partition_of
 from sparklog.spark.storage import home_value
 from sparklog.syntax.parser import parse
 from tests import reference
-from tests.campaign import make_case, report, run_cases
-from tests.spark.helpers import TC, edges_df, rows, run
-from tests.spark.test_plan_shapes import SHAPES
+from tests.spark.helpers import TC, edges_df, rounds, rows, run
 from tests.spark.test_runs import NONLINEAR as RUNS_NONLINEAR
 
 EAGER = dict(balance_ratio=1.0, balance_rows=0, balance_every=1)
 
-
-def rounds(result, relation="tc"):
-    return [(r["iteration"], r["delta"], r["full"], r["derivations"])
-            for r in result.stats if r["relation"] == relation]
 
 
 def assert_placed(result):
@@ -119,23 +113,6 @@ def test_lattice_relations_refined_keep_one_value_per_key(spark):
     lengths = nx.single_source_shortest_path_length(graph, 0)
     assert rows(result["sp"]) == set(lengths.items())
     assert_placed(result)
-
-
-@pytest.mark.parametrize("name", list(SHAPES))
-def test_rule_shapes_agree_with_reference_when_refined(spark, name):
-    program = parse(SHAPES[name], name)
-    engine = sparklog.Engine(spark=spark, partitions=3, **EAGER)
-    result = engine.run(sparklog.Program(program))
-    expected = reference.evaluate(program, {})
-    for decl in program.decls:
-        assert rows(result[decl.name]) == expected[decl.name], decl.name
-
-
-def test_random_programs_agree_with_reference_when_refined(spark):
-    engine = sparklog.Engine(spark=spark, partitions=3, **EAGER)
-    cases = [make_case(s, f"b{s}_", max_inputs=3, max_groups=3) for s in range(400, 425)]
-    failed = [o for o in run_cases(engine, spark, cases) if o.status != "ok"]
-    assert not failed, "\n".join(report(o) for o in failed)
 
 
 @pytest.mark.parametrize("options", [

@@ -14,9 +14,7 @@ import sparklog
 from sparklog import gen
 from sparklog.syntax.parser import parse
 from tests import reference
-from tests.campaign import make_case, report, run_cases
-from tests.spark.helpers import TC, edges_df, rows, run
-from tests.spark.test_plan_shapes import SHAPES
+from tests.spark.helpers import TC, edges_df, rounds, rows, run
 
 
 @pytest.fixture(scope="module")
@@ -29,10 +27,6 @@ def sealed(spark):
 def one_run(spark):
     return sparklog.Engine(spark=spark, partitions=2, run_rows=0)
 
-
-def rounds(result, relation="tc"):
-    return [(r["iteration"], r["delta"], r["full"], r["derivations"])
-            for r in result.stats if r["relation"] == relation]
 
 
 def test_chain_closure_is_exact_and_its_runs_stay_few(sealed, one_run, spark):
@@ -77,23 +71,6 @@ def test_nonlinear_closure_and_same_generation_read_every_run(sealed, one_run, s
     other = run(one_run, NONLINEAR, {"edge": edges})
     assert rounds(result) == rounds(other)
     assert rounds(result, "sg") == rounds(other, "sg")
-
-
-@pytest.mark.parametrize("name", list(SHAPES))
-def test_rule_shapes_agree_with_reference_in_runs(spark, name):
-    program = parse(SHAPES[name], name)
-    engine = sparklog.Engine(spark=spark, partitions=2, run_rows=1)
-    result = engine.run(sparklog.Program(program))
-    expected = reference.evaluate(program, {})
-    for decl in program.decls:
-        assert rows(result[decl.name]) == expected[decl.name], decl.name
-
-
-def test_random_programs_agree_with_reference_in_runs(spark):
-    engine = sparklog.Engine(spark=spark, partitions=2, run_rows=1)
-    cases = [make_case(s, f"r{s}_", max_inputs=3, max_groups=3) for s in range(300, 325)]
-    failed = [o for o in run_cases(engine, spark, cases) if o.status != "ok"]
-    assert not failed, "\n".join(report(o) for o in failed)
 
 
 @pytest.mark.parametrize("options", [

@@ -16,20 +16,23 @@ plan of the round before over the new versions (:func:`_plan`, jvm.swapped).
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
 
-from sparklog.ir.nodes import Kernel, StratumPlan
+from sparklog.ir.nodes import Kernel, Scan, StratumPlan
 from sparklog.spark import jvm
 from sparklog.spark.jvm import stored_rdd as _stored_rdd
 from sparklog.spark.session import FACTORY_MODE
 from sparklog.spark.jobs import _Job
 from sparklog.spark.storage import Database, Metrics, _checkpoint, _spark_type, empty_frame
-from sparklog.spark.translate import creates_symbols, kernel_query, kernel_symbols
+from sparklog.spark.translate import IT, NEWEST, creates_symbols, kernel_query, kernel_symbols
+from sparklog.syntax import nodes as n
 
 
 @dataclass
@@ -101,7 +104,9 @@ def _loop(db: Database, sp: StratumPlan, stats: Stats) -> None:
     finished = time.perf_counter()  # a round's seconds run from the previous one's end
     ahead: list[_Step] | None = _plan(db, sp, sp.loop)
     reliable = db.options.checkpoint != "local"
-    overlap = (db.options.pipelined and not reliable
+    # a round that may roll over (rollover_rows) decides from the last round's counts and
+    # builds its pieces' RDDs while planning: it is planned after the job before it ends
+    overlap = (db.options.pipelined and not reliable and not db.options.rollover_rows
                and not any(creates_symbols(k) for k in sp.loop) and not _starts_jobs(ahead))
     job: _Job | None = None  # the running job of ``current``, when already started
     while ahead is not None:
@@ -132,7 +137,7 @@ def _loop(db: Database, sp: StratumPlan, stats: Stats) -> None:
             job = _Job(db, _compute, ahead)
         _record_round(db, sp, current, stats, iteration, round(now - finished, 4), news)
         finished = now
-        for versions in previous:
+        for versions in [*previous, *(step.pieces for step in current)]:
             for version in versions:
                 db.release(version)
         if not any(news.values()):
@@ -155,6 +160,67 @@ def _balance(db: Database, sp: StratumPlan, iteration: int, news: dict[str, int]
         if news.get(relation) and db.layout(relation).key:
             moved |= db.rebalance(relation)
     return moved
+
+
+def _slices(db: Database, sp: StratumPlan, relation: str, kernels: list[Kernel]) -> int:
+    """Iteration roll-over (Kumar & Gilray §3.2, Fig. 9): how many inner iterations the
+    relation's round runs as (1: the round runs whole).
+
+    The round's join output is estimated per join key, as the paper counts it key by key:
+    each kernel's delta keys meet the tuple count of each key of the stored relation it
+    joins first (Database.key_counts), summed by one small job (:func:`_estimate`); a
+    kernel whose first join is with a relation of its own stratum is estimated by the
+    relation's derivations in the last round, scaled by how the delta grew. Over
+    ``rollover_rows``, the delta is cut into ceil(estimate / rollover_rows) slices (at
+    most MAX_INNER) by a hash of each delta tuple: every derivation reads exactly one delta
+    tuple, so the slices together derive what the round would. The paper cuts the outer
+    relation between join keys; cutting by tuple also splits a single heavy key (the
+    bowtie's one chain end), which no cut between keys can. Each inner iteration's tuples
+    are shuffled home and deduplicated against ``full`` and the slices before it
+    (Database.piece) before the next starts. Set relations only, local checkpoints."""
+    limit = db.options.rollover_rows
+    # not in the first loop round: it computes the deferred versions the estimate reads
+    if (not limit or db.iteration < 2 or db.layout(relation).lattice is not None
+            or db.options.checkpoint != "local" or any(k.delta is None for k in kernels)
+            or not kernels):
+        return 1
+    estimate = _estimate(db, sp, relation, kernels)
+    return min(MAX_INNER, max(1, math.ceil(estimate / limit)))
+
+
+def _estimate(db: Database, sp: StratumPlan, relation: str, kernels: list[Kernel]) -> float:
+    """The round's join output, estimated: per kernel, the stored tuples of the key each
+    delta tuple joins first, or the last round's derivations scaled by the delta."""
+    parts, scaled = [], []
+    for kernel in kernels:
+        delta = kernel.steps[kernel.delta]
+        first = next((s for s in kernel.steps if isinstance(s, Scan) and s is not delta
+                      and not s.exists), None)
+        columns = {a.name: i for i, a in reversed(list(enumerate(delta.args)))
+                   if isinstance(a, n.Var)}
+        key = db.layout(first.relation).key if first is not None else ()
+        joined = [first.args[i] for i in key] if first is not None else []
+        if (first is None or first.relation in sp.relations or not key
+                or not all(isinstance(a, n.Var) and a.name in columns for a in joined)):
+            scaled.append(delta.relation)
+            continue
+        counts = db.key_counts(first.relation)
+        on = " AND ".join(f"d.k{j} = c.c{i}" for j, i in enumerate(key))
+        keys = ", ".join(f"c{columns[a.name]} AS k{j}" for j, a in enumerate(joined))
+        parts.append(f"SELECT sum(c.n) AS n FROM (SELECT {keys} FROM {db.view(delta.relation)}"
+                     f" WHERE {IT} = {NEWEST}) d JOIN {counts} c ON {on}")
+    estimate = 0.0
+    if parts:
+        union = " UNION ALL ".join(f"({p})" for p in parts)
+        estimate += db.spark.sql(f"SELECT sum(n) FROM ({union}) e").first()[0] or 0
+    if scaled and relation in db.derived_last:
+        now = sum(db.last_delta.get(d, 0) for d in set(scaled))
+        before = sum(db.delta_before.get(d, 0) for d in set(scaled))
+        estimate += db.derived_last[relation] * now / before if before else 0
+    return estimate
+
+
+MAX_INNER = 16  # inner iterations of one round, at most: each costs a Spark job
 
 
 def _stopped(db: Database, sp: StratumPlan, news: dict[str, int]) -> None:
@@ -211,6 +277,8 @@ def _compute(db: Database, steps: list[_Step]) -> None:
     """Run a marked round's jobs: compute and store its lazily checkpointed versions."""
     for step in steps:
         _for_job(db, step)
+        for piece in step.pieces:  # a rolled-over round's inner iterations, in order
+            _stored_rdd(piece).doCheckpoint()
         rdd = _stored_rdd(step.full)
         if rdd is not None:
             if db.lineage is not None:
@@ -253,6 +321,10 @@ class _Step:
     serialized: bool = False  # a tiny rerun, stored serialized (Database.serialized_reruns)
     outer: str = "local"  # what its joins move (_derive): the stats' join-planning choice
     merges: int | None = None  # how many of the newest stored runs it replaces (merges())
+    # a rolled-over round (_slices): its inner iterations' new tuples, and the derived
+    # tuples each counted
+    pieces: list[DataFrame] = field(default_factory=list)
+    inner: list[Metrics] = field(default_factory=list)
 
 
 @dataclass
@@ -298,8 +370,29 @@ def _plan(db: Database, sp: StratumPlan, kernels: tuple[Kernel, ...]) -> list[_S
         merges = db.merges(relation, db.iteration)
         shape = ",".join(str(len(db.runs(r))) for r in sp.relations)
         key = f"{sp.stratum.index}/{relation}/{choice}/{shape}/{merges}"
-        planned = _replan(db, key, relation, versions, scans) if versions else None
-        if planned is not None:
+        slices = _slices(db, sp, relation, mine) if kernels is sp.loop else 1
+        planned = _replan(db, key, relation, versions, scans) if versions and slices == 1 \
+            else None
+        pieces: list[DataFrame] = []
+        inner: list[Metrics] = []
+        if slices > 1:
+            outer = "local"
+            for number in range(slices):
+                db.delta_slice = (number, slices)
+                try:
+                    derived, moves = _derive(db, relation, mine)
+                finally:
+                    db.delta_slice = None
+                outer = moves if moves != "local" else outer
+                counted = Metrics(db.spark, f"inner_{relation}_{db.iteration}_{number}")
+                derived = DataFrame(counted.on(derived._jdf, F.count(F.lit(1)).alias("n"),
+                                               jvm.seq(db.spark, [])), db.spark)
+                pieces.append(db.piece(relation, derived, pieces))
+                counted.source = pieces[-1].__dict__["_sparklog_planned"]
+                inner.append(counted)
+            full, new = db.insert_pieces(relation, pieces, db.iteration, merges)
+            rerun = None
+        elif planned is not None:
             full, new, rerun = planned
             outer = db.templates[key].outer
             new.merged = merges
@@ -318,7 +411,7 @@ def _plan(db: Database, sp: StratumPlan, kernels: tuple[Kernel, ...]) -> list[_S
         description = f"sparklog stratum {sp.stratum.index} iteration {db.iteration}: {relation}"
         step = _Step(relation, full, bool(mine), new, group, description, rerun,
                      factory=db.factory_now, serialized=db.tiny and db.serialized_reruns,
-                     outer=outer, merges=merges)
+                     outer=outer, merges=merges, pieces=pieces, inner=inner)
         if rerun is not None and scans:
             _mark(db, [step])  # it reads blocks, not versions: no need to wait for them
         steps.append(step)
@@ -465,6 +558,7 @@ def _count_round(db: Database, sp: StratumPlan, steps: list[_Step], settle: bool
     news = {relation: 0 for relation in sp.relations}
     for step in steps:
         news[step.relation] = db.add_new(step.relation, step.new, step.full)
+    db.delta_before.update({r: db.last_delta.get(r, 0) for r in news})
     db.last_delta.update(news)
     return news
 
@@ -491,13 +585,19 @@ def _record_step(db: Database, sp: StratumPlan, step: _Step, stats: Stats, itera
         jobs = len(db.tracker().getJobIdsForGroup(step.group))
     # a round whose placement was restored has a second home Exchange above the first
     hint = db.exchanges if step.new.placed is None else None
+    inner = [int(m.get["n"] or 0) for m in step.inner]  # a rolled-over round's slices
     if not step.derives:
         derivations = 0
+    elif inner:
+        derivations = sum(inner)
     elif step.new.derived is not None:  # no home Exchange: counted as derived
         derivations = int(step.new.derived.get["n"] or 0)
     else:
         derivations = jvm.derivations(step.new.executed(), hint, key)
+    db.derived_last[step.relation] = derivations
     stats.add(**_record(db, sp, step.relation, iteration, new_rows, derivations),
+              # iteration roll-over: how many inner iterations, the largest one's output
+              inner_iteration=len(inner), largest_inner=max(inner, default=None),
               outer=step.outer, seconds=seconds, spark_jobs=jobs,
               # rows the round stored: its new tuples and the runs it merged (merges())
               written=step.full.__dict__.get("_sparklog_rows") if step.full is not None else None)
@@ -530,8 +630,7 @@ def _record(db: Database, sp: StratumPlan, relation: str, iteration: int, delta:
             derivations: int) -> dict[str, Any]:
     sizes = db.partition_sizes.get(relation, [0])
     mean = sum(sizes) / len(sizes)
-    return dict(stratum=sp.stratum.index, iteration=iteration, inner_iteration=0,
-                relation=relation, delta=delta, full=db.sizes.get(relation, 0),
+    return dict(stratum=sp.stratum.index, iteration=iteration, relation=relation, delta=delta, full=db.sizes.get(relation, 0),
                 derivations=derivations, partitions=len(sizes), max_partition=max(sizes),
                 mean_partition=round(mean, 2),
                 imbalance=round(max(sizes) / mean, 3) if mean else 1.0,

@@ -178,6 +178,13 @@ class Database:
     allocations: dict[str, Allocation] = field(default_factory=dict)  # see allocation()
     # what the last balance check did to each relation: (buckets refined, consolidated)
     balanced: dict[str, tuple[int, int]] = field(default_factory=dict)
+    # iteration roll-over (rounds._slices): the slice of the delta the kernel planned now
+    # reads (translate.Store), each relation's delta before its last one, and its last
+    # derivations
+    delta_slice: tuple[int, int] | None = None
+    delta_before: dict[str, int] = field(default_factory=dict)
+    derived_last: dict[str, int] = field(default_factory=dict)
+    _key_counts: dict[str, str] = field(default_factory=dict)  # see key_counts()
 
     def __post_init__(self) -> None:
         if self.options.trace_lineage:
@@ -338,6 +345,8 @@ class Database:
         catalog = self.spark.catalog
         for relation in list(self._viewed) + ["_symbols"]:
             catalog.dropTempView(f"{self.prefix}_{relation}")
+        for name in self._key_counts.values():
+            catalog.dropTempView(name.strip("`"))
         self._viewed = {}
 
     def add_symbols(self, df: DataFrame) -> None:
@@ -463,6 +472,60 @@ class Database:
             metrics.placed = None
             full = self._combined(relation, counted, runs, merged, iteration, metrics)
         for observed in (metrics, metrics.placed, metrics.derived):
+            if observed is not None:
+                observed.source = full
+        return DataFrame(full, self.spark), metrics
+
+    def key_counts(self, relation: str) -> str:
+        """A view of the relation's tuples per key (its bucket columns ``c..`` and ``n``),
+        computed once, by the first job that reads it (iteration roll-over's estimate)."""
+        name = f"`{self.prefix}_{relation}@keys`"
+        if relation not in self._key_counts:
+            keys = [f"c{i}" for i in self.layout(relation).key]
+            runs = " UNION ALL ".join(
+                f"SELECT {', '.join(keys)} FROM {view}"
+                for view in [self.view(relation), *self.sealed_views(relation)])
+            counts = self.spark.sql(f"SELECT {', '.join(keys)}, count(1) AS n FROM ({runs}) r "
+                                    f"GROUP BY {', '.join(keys)}")
+            _checkpoint(counts, self.options, eager=False).createOrReplaceTempView(name)
+            self._key_counts[relation] = name
+        return name
+
+    def piece(self, relation: str, derived: DataFrame, pieces: list[DataFrame]) -> DataFrame:
+        """One inner iteration of a rolled-over round (rounds._slices): its derived tuples
+        shuffled home, deduplicated, anti-joined with every run and with the pieces before
+        it, stamped NEWEST, sorted and lazily checkpointed. The round's job computes the
+        pieces one after another (rounds._compute), each a job of its own."""
+        cols = self.columns(relation)
+        new = derived._jdf.select(cols.home).repartition(self.options.partitions,
+                                                         cols.keys).dropDuplicates()
+        for run in [*self.runs(relation), *pieces]:
+            new = new.join(run._jdf, cols.order, "left_anti")
+        new = new.select(cols.fresh).sortWithinPartitions(cols.sort)
+        piece = _checkpoint(DataFrame(new, self.spark), self.options, eager=False)
+        piece.__dict__["_sparklog_planned"] = new  # whose metrics its job computes
+        return piece
+
+    def insert_pieces(self, relation: str, pieces: list[DataFrame], iteration: int,
+                      merges: int | None) -> tuple[DataFrame, Metrics]:
+        """The relation's new newest run from a rolled-over round's pieces (new tuples
+        already, placed and deduplicated) and the ``merges`` newest runs, as insert()."""
+        cols = self.columns(relation)
+        merged = self.newest_runs(relation, merges)
+        metrics = Metrics(self.spark, f"new_{relation}_{iteration}")
+        metrics.merged = len(merged)
+        metrics.rows = sum(self.rows_of(relation, r) for r in merged)
+        new = pieces[0]._jdf
+        for piece in pieces[1:]:
+            new = new.union(piece._jdf)
+        new = metrics.on(new, *self.per_partition())
+        for run in reversed(merged):
+            new = run._jdf.select(cols.aged).union(new)
+        full = new.sortWithinPartitions(cols.sort)
+        if not self.placed(relation, full):
+            full = self._restore_placement(relation, full, metrics).sortWithinPartitions(
+                cols.sort)
+        for observed in (metrics, metrics.placed):
             if observed is not None:
                 observed.source = full
         return DataFrame(full, self.spark), metrics

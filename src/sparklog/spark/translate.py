@@ -32,6 +32,8 @@ class Store(Protocol):
 
     spark: SparkSession
     iteration: int
+    # the slice (i, of n) of the delta an inner iteration reads (iteration roll-over)
+    delta_slice: tuple[int, int] | None
 
     def view(self, relation: str) -> str: ...
     def sealed_views(self, relation: str) -> list[str]: ...
@@ -154,6 +156,10 @@ def scan_sql(step: Scan, store: Store, names: dict[str, str], keep_sb: bool) -> 
     # generates for it, is the same in every iteration: compiled once, then cached. Only
     # the newest run's stamps count: every row of a sealed run is old.
     stamp = {DELTA: [f"{IT} = {NEWEST}"], OLD: [f"{IT} = {OLDER}"], FULL: []}[step.version]
+    if step.version == DELTA and store.delta_slice is not None:  # an inner iteration's
+        number, slices = store.delta_slice  # slice: by a hash of the whole delta tuple
+        tuple_ = ", ".join(f"c{i}" for i in range(len(kinds))) or "0"
+        stamp.append(f"pmod(xxhash64({tuple_}), {slices}) = {number}")
     newest = select + store.view(step.relation) + _where(conds + stamp)
     if step.version == DELTA:
         return newest
