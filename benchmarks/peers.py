@@ -114,8 +114,12 @@ def expert_loop(
     partitions: int | None = None,
     explain: bool = False,
     check_plan: bool = False,
+    skew_join: bool = False,
 ) -> tuple[DataFrame, int]:
     """Semi-naive TC the way an expert writes it: one shuffle and one job per round.
+
+    ``skew_join``: with Spark's adaptive execution and its skew-join handling on (AQE
+    splits a skewed partition of a sort-merge join whose sides are both shuffled).
 
     * ``edge(src, dst)`` is hash-partitioned on ``src`` and ``full(x, y, it)`` on ``y`` (the
       join key of the recursive rule), both with the same ``P`` partitions, sorted within
@@ -133,7 +137,12 @@ def expert_loop(
       breaks co-partitioning.
     """
     P = partitions or _expert_partitions(spark)
-    with session_conf(spark, {**EXPERT_CONF, "spark.sql.shuffle.partitions": str(P)}):
+    conf = {**EXPERT_CONF, "spark.sql.shuffle.partitions": str(P)}
+    if skew_join:
+        conf.update({"spark.sql.adaptive.enabled": "true",
+                     "spark.sql.adaptive.skewJoin.enabled": "true",
+                     "spark.sql.adaptive.coalescePartitions.enabled": "false"})
+    with session_conf(spark, conf):
         edge = (
             edges_df.select(F.col("src"), F.col("dst"))
             .repartition(P, "src")

@@ -1,12 +1,14 @@
 """TC of the real graphs in ../shared/data with sparklog, checked against the README's sizes.
 
     python3 -m benchmarks.real_graphs [--graphs a.tsv,b.tsv] [--out benchmarks/results]
-                                      [--codegen-too]
+                                      [--codegen-too] [--duckdb]
 
 Writes results/real_graphs.json and .md (seconds, iterations, TC size, expected, ok).
 With ``--codegen-too`` each graph also runs with whole-stage code generation in every
 round (``Engine(codegen_rows=0)``) in the same session, the two runs in alternating order
-from graph to graph, and the table gains those seconds and their ratio.
+from graph to graph, and the table gains those seconds and their ratio. With ``--duckdb``
+DuckDB's recursive CTE (``UNION``: set semantics) computes the same closure in the same
+process right after sparklog's run of each graph (``pip install -e '.[bench]'``).
 """
 
 from __future__ import annotations
@@ -42,6 +44,24 @@ tc(x, y) :- tc(x, z), edge(z, y, _).
 """
 
 
+def duckdb_tc(path: Path) -> tuple[float, int]:
+    """Seconds and size of the closure by DuckDB's recursive CTE (set semantics), reading
+    the first two columns of the graph's TSV file."""
+    import duckdb
+
+    width = len(path.read_text().splitlines()[0].split("\t"))
+    columns = ", ".join(f"'c{i}': 'BIGINT'" for i in range(width))
+    started = time.perf_counter()
+    con = duckdb.connect()
+    con.execute(f"CREATE TABLE edge AS SELECT c0 AS x, c1 AS y FROM read_csv('{path}', "
+                f"delim='\t', header=false, columns={{{columns}}})")
+    size = con.execute("WITH RECURSIVE tc(x, y) AS (SELECT x, y FROM edge UNION "
+                       "SELECT tc.x, edge.y FROM tc JOIN edge ON tc.y = edge.x) "
+                       "SELECT count(*) FROM tc").fetchone()[0]
+    con.close()
+    return round(time.perf_counter() - started, 2), size
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--graphs", default=",".join(EXPECTED))
@@ -50,6 +70,8 @@ def main() -> None:
     p.add_argument("--partitions", type=int, default=None)
     p.add_argument("--codegen-too", action="store_true",
                    help="also run every graph with whole-stage code generation in every round")
+    p.add_argument("--duckdb", action="store_true",
+                   help="also time DuckDB's recursive CTE on every graph, in the same run")
     args = p.parse_args()
 
     import sparklog
@@ -72,6 +94,9 @@ def main() -> None:
                 row.update(iterations=result.iterations("tc"), tc=size,
                            derivations=sum(r["derivations"] for r in result.stats),
                            max_imbalance=max(r["imbalance"] for r in result.stats))
+        if args.duckdb:
+            row["duckdb_seconds"], size = duckdb_tc(args.data / name)
+            row["ok_duckdb"] = size == EXPECTED[name]
         row["ok"] = all(v for k, v in row.items() if k.startswith("ok"))
         print(json.dumps(row), flush=True)
         rows.append(row)
@@ -83,12 +108,14 @@ def main() -> None:
     rows.sort(key=lambda r: list(EXPECTED).index(r["graph"]))
     path.write_text(json.dumps(rows, indent=1) + "\n")
     lines = ["| graph | TC size | expected | ok | iterations | seconds | derivations "
-             "| seconds with codegen | ratio |",
-             "| --- | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: |"]
+             "| seconds with codegen | ratio | DuckDB s | ÷ DuckDB |",
+             "| --- | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for r in rows:
         with_codegen = r.get("seconds_codegen")
         extra = (f"{with_codegen} | {r['seconds'] / with_codegen:.2f}x" if with_codegen
                  else "| ")
+        duck = r.get("duckdb_seconds")
+        extra += (f" | {duck} | {r['seconds'] / duck:.1f}x" if duck else " | | ")
         lines.append(f"| {r['graph']} | {r['tc']:,} | {r['expected']:,} "
                      f"| {'yes' if r['ok'] else 'NO'} | {r['iterations']} | {r['seconds']} "
                      f"| {r['derivations']:,} | {extra} |")
