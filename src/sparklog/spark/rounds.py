@@ -628,9 +628,10 @@ def _collect_symbols(db: Database, kernels: list[Kernel]) -> None:
 
 def _record(db: Database, sp: StratumPlan, relation: str, iteration: int, delta: int,
             derivations: int) -> dict[str, Any]:
-    sizes = db.partition_sizes.get(relation, [0])
+    sizes = db.unbalanced.pop(relation, None) or db.partition_sizes.get(relation, [0])
     mean = sum(sizes) / len(sizes)
-    return dict(stratum=sp.stratum.index, iteration=iteration, relation=relation, delta=delta, full=db.sizes.get(relation, 0),
+    return dict(stratum=sp.stratum.index, iteration=iteration, relation=relation,
+                delta=delta, full=db.sizes.get(relation, 0),
                 derivations=derivations, partitions=len(sizes), max_partition=max(sizes),
                 mean_partition=round(mean, 2),
                 imbalance=round(max(sizes) / mean, 3) if mean else 1.0,

@@ -178,6 +178,8 @@ class Database:
     allocations: dict[str, Allocation] = field(default_factory=dict)  # see allocation()
     # what the last balance check did to each relation: (buckets refined, consolidated)
     balanced: dict[str, tuple[int, int]] = field(default_factory=dict)
+    # partition sizes a round left before the balance check after it moved rows (place())
+    unbalanced: dict[str, list[int]] = field(default_factory=dict)
     # iteration roll-over (rounds._slices): the slice of the delta the kernel planned now
     # reads (translate.Store), each relation's delta before its last one, and its last
     # derivations
@@ -652,6 +654,8 @@ class Database:
             placed.append(new)
         self.sealed[relation], self.stored[relation] = placed[:-1], placed[-1]
         parts = self.options.partitions
+        # the round's stats record reports the sizes the round left, before the move
+        self.unbalanced.setdefault(relation, self.partition_sizes.get(relation, [0] * parts))
         self.partition_sizes[relation] = [sum(c) for c in zip(
             *(_partition_sizes(run, parts) for run in placed))]
         self.templates.clear()
