@@ -56,10 +56,40 @@ def without_estimates(df: DataFrame) -> DataFrame:
     spark = df.sparkSession
     nothing = _nothing(spark)
     args = plan.otherCopyArgs()  # (session, originStats, originConstraints, checkpointed)
-    fresh = plan.copy(plan.output(), plan.rdd(), plan.outputPartitioning(),
+    fresh = plan.copy(plan.output(), plan.rdd(), _named_by_output(spark, plan),
                       plan.outputOrdering(), plan.isStreaming(), plan.stream(),
                       args.apply(0), nothing, nothing, args.apply(3))
     return _of_rows(spark, fresh)
+
+
+def _named_by_output(spark: SparkSession, plan: Any) -> Any:
+    """A checkpoint's hash partitioning over its own output attributes.
+
+    The checkpoint takes its output from the analyzed plan and its partitioning from the
+    physical one, where the optimizer may have proved an attribute non-nullable (a
+    sub-bucket computed from constants, say). The two then differ in nullability, and a
+    second instance of the relation in one query (a self-join, a union of runs: Spark
+    renames its attributes by exact equality) loses the partitioning, so Spark reshuffles
+    a stored side it needs not touch."""
+    partitioning = plan.outputPartitioning()
+    if partitioning.getClass().getSimpleName() != "HashPartitioning":
+        return partitioning
+    output = plan.output()
+    by_id = {}
+    for i in range(output.size()):
+        attribute = output.apply(i)
+        by_id[attribute.exprId().id()] = attribute
+    expressions = partitioning.expressions()
+    named = []
+    for i in range(expressions.size()):
+        e = expressions.apply(i)
+        if e.getClass().getSimpleName() != "AttributeReference" or e.exprId().id() not in by_id:
+            return partitioning
+        named.append(by_id[e.exprId().id()])
+    if all(a.nullable() == expressions.apply(i).nullable() for i, a in enumerate(named)):
+        return partitioning
+    hashing = spark._jvm.org.apache.spark.sql.catalyst.plans.physical.HashPartitioning
+    return hashing(seq(spark, named), partitioning.numPartitions())
 
 
 def stored_rdd(df: DataFrame) -> Any:
