@@ -1,10 +1,12 @@
 """Storage whose cost follows the delta: linear TC, stored as runs or as one.
 
     python3 -m benchmarks.storage [--workloads chain:2000,tree-down:19] [--run-rows 100000,0]
+        [--name storage]
 
 Each configuration runs in a process of its own (a fresh JVM, as `sparklog run` has): with
 runs (``run_rows`` N: the newest run is sealed at N rows, runs of like size merge) and with
-one run (``run_rows`` 0: every round rewrites all of ``tc``). Per run it records every
+one run (``run_rows`` 0: every round rewrites all of ``tc``); a configuration written
+``100000:serialized`` keeps the stored versions serialized (``Options.serialized``). Per run it records every
 round's seconds, rows written and runs, and Spark's block storage at the end (the versions
 still stored), and reports the median seconds per round of the first and of the last 100
 rounds and their ratio, the rows written over the whole run, and the block bytes per
@@ -24,13 +26,16 @@ from pathlib import Path
 RESULTS = Path(__file__).resolve().parent / "results"
 
 
-def one(spec: str, run_rows: int) -> dict:
+def one(spec: str, config: str) -> dict:
     """One run in this process: the rounds of tc and the block storage at the end."""
     import sparklog
     from benchmarks.workloads import make
 
+    rows, _, form = config.partition(":")
+    run_rows, serialized = int(rows), form == "serialized"
     workload = make(spec)
-    engine = sparklog.Engine(master="local[2]", partitions=2, run_rows=run_rows)
+    engine = sparklog.Engine(master="local[2]", partitions=2, run_rows=run_rows,
+                             serialized=serialized)
     sc = engine.spark.sparkContext
     edges = engine.spark.createDataFrame(workload.edges, "x long, y long")
     program = sparklog.Program.from_text(
@@ -45,7 +50,8 @@ def one(spec: str, run_rows: int) -> dict:
     rounds = [dict(iteration=r["iteration"], seconds=r["seconds"], delta=r["delta"],
                    full=r["full"], written=r["written"], runs=r["runs"])
               for r in result.stats if r["relation"] == "tc" and r["iteration"] >= 1]
-    return dict(workload=spec, run_rows=run_rows, wall_seconds=round(wall, 2),
+    return dict(workload=spec, run_rows=run_rows, serialized=serialized,
+                wall_seconds=round(wall, 2),
                 storage_bytes=stored, tuples=result.size("tc") + len(workload.edges),
                 rounds=rounds)
 
@@ -54,7 +60,8 @@ def summary(run: dict) -> dict:
     seconds = [r["seconds"] for r in run["rounds"] if r["delta"] or r is run["rounds"][-1]]
     k = min(100, max(1, len(seconds) // 3))  # 100 rounds, a third of a short run
     first, last = seconds[:k], seconds[-k:]
-    return dict(run_rows=run["run_rows"], workload=run["workload"],
+    return dict(run_rows=run["run_rows"], serialized=run.get("serialized", False),
+                workload=run["workload"],
                 wall_seconds=run["wall_seconds"],
                 rounds=len(run["rounds"]),
                 first_100=round(statistics.median(first), 4),
@@ -71,9 +78,10 @@ def main() -> None:
     p.add_argument("--run-rows", default="100000,0", help="configurations, comma-separated")
     p.add_argument("--repeat", type=int, default=1)
     p.add_argument("--out", type=Path, default=RESULTS)
+    p.add_argument("--name", default="storage", help="results/<name>.json and .md")
     p.add_argument("--one", action="store_true", help=argparse.SUPPRESS)
     args = p.parse_args()
-    configs = [int(c) for c in args.run_rows.split(",")]
+    configs = args.run_rows.split(",")
     if args.one:
         print(json.dumps(one(args.workloads, configs[0])))
         return
@@ -91,9 +99,9 @@ def main() -> None:
     facts = dict(machine_facts_static(), loadavg_start=load,
                  loadavg_end=open("/proc/loadavg").read().split()[:3])
     args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "storage.json").write_text(json.dumps(dict(machine=facts, runs=runs), indent=1)
-                                           + "\n")
-    (args.out / "storage.md").write_text(markdown(facts, [summary(r) for r in runs]))
+    (args.out / f"{args.name}.json").write_text(json.dumps(dict(machine=facts, runs=runs),
+                                                           indent=1) + "\n")
+    (args.out / f"{args.name}.md").write_text(markdown(facts, [summary(r) for r in runs]))
 
 
 def markdown(facts: dict, rows: list[dict]) -> str:
@@ -108,13 +116,14 @@ def markdown(facts: dict, rows: list[dict]) -> str:
         "rewrote). Bytes per tuple: Spark's block storage at the end over the stored tuples "
         "(tc and edge).",
         "",
-        "| workload | run_rows | rounds | wall s | s/round first 100 | s/round last 100 | last ÷ first "
-        "| rows written | most runs | bytes/tuple |",
-        "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+        "| workload | run_rows | stored | rounds | wall s | s/round first 100 | s/round last 100 "
+        "| last ÷ first | rows written | most runs | bytes/tuple |",
+        "| ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for r in rows:
         label = "0 (one run)" if r["run_rows"] == 0 else f"{r['run_rows']:,}"
-        lines.append(f"| {r['workload']} | {label} | {r['rounds']} | {r['wall_seconds']} | "
+        form = "serialized" if r["serialized"] else "deserialized"
+        lines.append(f"| {r['workload']} | {label} | {form} | {r['rounds']} | {r['wall_seconds']} | "
                      f"{r['first_100']} | {r['last_100']} | {r['last_over_first']} | "
                      f"{r['written']:,} | {r['max_runs']} | {r['bytes_per_tuple']} |")
     return "\n".join(lines) + "\n"

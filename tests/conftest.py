@@ -69,6 +69,24 @@ def spark():
     spark.stop()
 
 
+@pytest.fixture(scope="module", autouse=True)
+def _free_finished_runs():
+    """After each module of Spark tests, let the JVM free the blocks of the runs its tests
+    finished: Spark's cleaner unpersists an RDD only once the JVM has collected it, and
+    left to itself collects every 30 minutes (spark.cleaner.periodicGC.interval), so
+    blocks of finished runs would pile up in the shared session's 2g."""
+    yield
+    if "pyspark" in sys.modules:  # a Spark test has run: a session may hold finished runs
+        import gc
+
+        from pyspark.sql import SparkSession
+
+        active = SparkSession.getActiveSession()
+        if active is not None:
+            gc.collect()
+            active.sparkContext._jvm.System.gc()
+
+
 @pytest.fixture(scope="session")
 def engine(spark):
     import sparklog

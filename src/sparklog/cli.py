@@ -167,6 +167,16 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--balance-rows", type=int, default=DEFAULTS.balance_rows, metavar="N",
                      help="never refine a sub-bucket of fewer than N rows "
                           "(default %(default)s)")
+    run.add_argument("--indexes", choices=("on", "off"),
+                     default="on" if DEFAULTS.indexes else "off",
+                     help="keep a second stored copy of a relation read by a join on columns "
+                          "its placement does not serve, so no round reshuffles a stored "
+                          "relation (secondary indexes); default %(default)s")
+    run.add_argument("--stored", choices=("deserialized", "serialized"),
+                     default="serialized" if DEFAULTS.serialized else "deserialized",
+                     help="how stored versions sit in Spark's block storage: serialized "
+                          "takes about a twelfth of the memory and costs time to read back "
+                          "(default %(default)s)")
     run.add_argument("--rollover-threshold", type=int, default=DEFAULTS.rollover_rows,
                      metavar="T",
                      help="run a round whose join output is estimated over T tuples as inner "
@@ -311,6 +321,7 @@ def _run(args) -> int:
                         max_iterations=args.max_iterations,
                         codegen_rows=args.codegen_rows, run_rows=args.run_rows,
                         rollover_rows=args.rollover_threshold,
+                        indexes=args.indexes == "on", serialized=args.stored == "serialized",
                         balance=args.balance == "on", balance_every=args.balance_every,
                         balance_ratio=args.balance_ratio, balance_rows=args.balance_rows,
                         stall_seconds=args.stall_timeout or None, on_record=record)

@@ -10,6 +10,7 @@ from typing import Any
 from sparklog.errors import EngineError, UsageError
 from sparklog.ir.nodes import Plan
 from sparklog.lower import lower
+from sparklog.rewrite.indexes import add_indexes
 from sparklog.options import NAMES, Options
 from sparklog.semantics.checks import Checked, check
 from sparklog.syntax import nodes as n
@@ -26,7 +27,9 @@ class Program:
     def __init__(self, ast: n.Program) -> None:
         self.ast = ast
         self.checked: Checked = check(ast)
-        self.plan: Plan = lower(self.checked)
+        # with secondary indexes (rewrite/indexes.py); ``unindexed`` without them
+        self.unindexed: Plan = lower(self.checked)
+        self.plan: Plan = add_indexes(self.unindexed)
 
     @classmethod
     def from_text(cls, text: str, file: str = "<program>") -> Program:
@@ -116,7 +119,8 @@ class Engine:
         if isinstance(program, str):
             program = Program.from_text(program)
         previous = session.apply_required(self.spark)
-        db = Database(self.spark, program.plan, self.options, sources=program.sources,
+        plan = program.plan if self.options.indexes else program.unindexed
+        db = Database(self.spark, plan, self.options, sources=program.sources,
                       whole_stage=previous[session.WHOLE_STAGE] or "true",
                       factory_mode=previous[session.FACTORY_MODE] or "FALLBACK")
         db.functors = dict(self.functors)

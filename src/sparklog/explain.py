@@ -26,13 +26,15 @@ def explain(program, show: set[str], engine=None, facts_dir: Path | None = None)
 
 
 def iteration_plan(engine, program, facts_dir: Path | None) -> str:
-    """The executed plan of the first recursive stratum's first loop iteration."""
+    """The executed plan of the first recursive stratum's first loop iteration: of each
+    relation it stores (its secondary indexes too), headed by the relation's name when
+    there are several."""
     from sparklog.spark.rounds import Stats, _evaluate_stratum, _plan, _round
     from sparklog.spark.storage import Database
     from sparklog.spark.load import load_inputs
     from sparklog.spark import session
 
-    plan = program.plan
+    plan = program.plan if engine.options.indexes else program.unindexed
     loop = next((sp for sp in plan.strata if sp.loop), None)
     if loop is None:
         return "(no recursive stratum)"
@@ -47,7 +49,10 @@ def iteration_plan(engine, program, facts_dir: Path | None) -> str:
             _evaluate_stratum(db, sp, Stats())
         _round(db, loop, loop.preamble, Stats())
         db.iteration = 1
-        step = _plan(db, loop, loop.loop)[0]  # planned as a run plans it, not run
-        return step.full._jdf.queryExecution().executedPlan().toString()
+        steps = _plan(db, loop, loop.loop)  # planned as a run plans it, not run
+        plans = [step.full._jdf.queryExecution().executedPlan().toString() for step in steps]
+        if len(plans) == 1:
+            return plans[0]
+        return "\n".join(f"-- {step.relation} --\n{text}" for step, text in zip(steps, plans))
     finally:
         session.restore(engine.spark, previous)

@@ -348,7 +348,10 @@ def _layouts(checked: Checked, strata: list[StratumPlan]) -> dict[str, Layout]:
 
     A loop kernel joins its delta scan with the next scan on their shared variables; both
     relations want those columns as their bucket key, in the same variable order, so the
-    join is partition-local and the delta needs no shuffle. A lattice relation is never
+    join is partition-local and the delta needs no shuffle. A scan of a set relation's
+    ``old`` version within its own stratum does not vote: an index one round behind the
+    relation serves it (rewrite/indexes.py), so the relation's own placement goes to the
+    scans of its ``full`` version. A lattice relation is never
     bucketed on its dependent column (Layout), so a key that names it gets no vote.
     """
     votes: dict[str, Counter] = {name: Counter() for name in checked.kinds}
@@ -365,6 +368,9 @@ def _layouts(checked: Checked, strata: list[StratumPlan]) -> dict[str, Layout]:
                 continue
             weight = 2 if kernel.delta is not None else 1
             for scan in (a, b):
+                if scan is b and scan.version == OLD and scan.relation in sp.relations \
+                        and scan.relation not in checked.lattices:
+                    continue  # a lagging index serves it (rewrite/indexes.py)
                 key = _positions(scan, shared)
                 lattice = checked.lattices.get(scan.relation)
                 if lattice is None or lattice.column not in key:

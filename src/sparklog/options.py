@@ -69,6 +69,14 @@ class Options:
     balance_every: int = BALANCE_EVERY
     balance_ratio: float = BALANCE_RATIO
     balance_rows: int = BALANCE_ROWS
+    # Secondary indexes (rewrite/indexes.py): a relation read by a join on columns its
+    # placement does not serve gets a copy placed by them, so no round reshuffles a
+    # stored side. Off: such a join shuffles the stored side every round.
+    indexes: bool = True
+    # Stored versions kept serialized in block storage (PySpark's MEMORY_AND_DISK: about 8
+    # bytes per stored tuple of two numbers, against about 100 deserialized), read back
+    # row by row every round. False: Spark's deserialized default for local checkpoints.
+    serialized: bool = False
 
     def __post_init__(self) -> None:
         reuse = {True: "executed", False: "off"}.get(self.reuse_plans, self.reuse_plans)
@@ -87,8 +95,9 @@ class Options:
                 continue
             if not isinstance(value, int) or value < low:
                 raise UsageError(f"{name} must be at least {low}, not {value!r}")
-        if not isinstance(self.balance, bool):
-            raise UsageError(f"balance must be True or False, not {self.balance!r}")
+        for name in ("balance", "indexes", "serialized"):
+            if not isinstance(getattr(self, name), bool):
+                raise UsageError(f"{name} must be True or False, not {getattr(self, name)!r}")
         if not isinstance(self.balance_ratio, (int, float)) or not self.balance_ratio >= 1:
             raise UsageError(f"balance_ratio must be at least 1, not {self.balance_ratio!r}")
         if self.stall_seconds is not None and not self.stall_seconds > 0:

@@ -1,7 +1,8 @@
 """Every storage and balancing mechanism pushed to its extreme changes no answer: the
 rule-shape programs and random programs against the reference evaluator, with stored runs
-sealed at one row, buckets refined at every round, and every round rolled over into inner
-iterations of one partition each."""
+sealed at one row, buckets refined at every round, every round rolled over into inner
+iterations of one partition each, without secondary indexes (the default plan has them),
+and with stored versions kept serialized."""
 
 from __future__ import annotations
 
@@ -18,8 +19,11 @@ MECHANISMS = {
     "runs": dict(partitions=2, run_rows=1),
     "balance": dict(partitions=3, balance_ratio=1.0, balance_rows=0, balance_every=1),
     "rollover": dict(partitions=3, rollover_rows=1),
+    "no-indexes": dict(partitions=2, indexes=False),
+    "serialized": dict(partitions=2, serialized=True),
 }
-SEEDS = {"runs": range(300, 325), "balance": range(400, 425), "rollover": range(500, 525)}
+SEEDS = {"runs": range(300, 325), "balance": range(400, 425), "rollover": range(500, 525),
+         "no-indexes": range(600, 625), "serialized": range(700, 725)}
 
 
 @pytest.mark.parametrize("mechanism", list(MECHANISMS))

@@ -47,6 +47,11 @@ class Layout:
     # derived last
     lattice: str | None = None
     detail: tuple[int, ...] = ()
+    # a secondary index (rewrite/indexes.py): a copy of ``index_for``'s tuples placed by
+    # other bucket columns; ``lagging``: maintained from that relation's delta, one round
+    # behind it (its ``old`` version), else built once from a lower stratum's relation
+    index_of: str | None = None
+    lagging: bool = False
 
     def __post_init__(self) -> None:
         assert all(0 <= k < self.arity for k in self.key), self
@@ -186,10 +191,12 @@ class StratumPlan:
     stratum: Stratum
     preamble: tuple[Kernel, ...]
     loop: tuple[Kernel, ...]
+    indexes: tuple[str, ...] = ()  # the lagging indexes its rounds maintain (rewrite/)
 
     @property
     def relations(self) -> tuple[str, ...]:
-        return self.stratum.relations
+        """What its rounds store: the stratum's relations, then its lagging indexes."""
+        return self.stratum.relations + self.indexes
 
 
 @dataclass(frozen=True)

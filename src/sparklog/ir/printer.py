@@ -17,6 +17,12 @@ def print_plan(plan: Plan) -> str:
             lay = plan.layouts[r]
             lines.append(f"  layout {r}: bucket by {_cols(lay.key)}, "
                          f"sub-buckets by {_cols(lay.hashed)}{_lattice(lay)}")
+        read = {r for k in sp.preamble + sp.loop for r in k.reads()}
+        for r in sorted(r for r in read | set(sp.indexes) if plan.layouts[r].index_of):
+            lay = plan.layouts[r]
+            how = (f"one round behind {lay.index_of} (its old version), from each round's delta"
+                   if lay.lagging else f"built once from {lay.index_of}")
+            lines.append(f"  index {r} of {lay.index_of}: bucket by {_cols(lay.key)}, {how}")
         for k in sp.preamble:
             lines.append("  once  " + print_kernel(k))
         for k in sp.loop:

@@ -45,6 +45,8 @@ class Combine(Protocol):
 
 
 def combine_for(layout: Layout) -> Combine:
+    if layout.index_of is not None:
+        return _APPEND
     return _SET if layout.lattice is None else LatticeCombine(layout)
 
 
@@ -52,10 +54,14 @@ class SetCombine:
     """merged ∪ (candidates − full): deduplicated, then anti-joined inside the partition
     with each run of full (each sorted as the anti-join needs: no run is sorted again)."""
 
+    @staticmethod
+    def distinct(new: Any) -> Any:
+        return new.dropDuplicates()
+
     def merge(self, db: Database, relation: str, new: Any, runs: list[Any], merged: list[Any],
               iteration: int, metrics: Metrics) -> Any:
         cols = db.columns(relation)
-        new = new.dropDuplicates()
+        new = self.distinct(new)
         for run in runs:  # partition-local anti-joins against full
             new = new.join(run, cols.order, "left_anti")
         # the stamp is set after the anti-join, so it crosses no shuffle
@@ -68,6 +74,22 @@ class SetCombine:
 
 
 _SET = SetCombine()
+
+
+class AppendCombine(SetCombine):
+    """merged ∪ candidates: a lagging index (rewrite/indexes.py) takes its relation's delta,
+    tuples that are distinct and new to it by construction, with no deduplication."""
+
+    def merge(self, db: Database, relation: str, new: Any, runs: list[Any], merged: list[Any],
+              iteration: int, metrics: Metrics) -> Any:
+        return super().merge(db, relation, new, [], merged, iteration, metrics)
+
+    @staticmethod
+    def distinct(new: Any) -> Any:
+        return new
+
+
+_APPEND = AppendCombine()
 
 
 class LatticeCombine:

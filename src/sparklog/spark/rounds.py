@@ -58,6 +58,7 @@ def evaluate(db: Database, stats: Stats) -> None:
         db.close()
     db.spark.sparkContext.setJobGroup("sparklog", "sparklog: unread inputs")
     db.settle(force=True)
+    db.drop_indexes()  # no result reads them
     db.spark.sparkContext.setJobGroup("sparklog", "sparklog: results")
 
 
@@ -131,7 +132,7 @@ def _loop(db: Database, sp: StratumPlan, stats: Stats) -> None:
         news, job = _count_round(db, sp, current, settle=iteration == 1), None
         if _balance(db, sp, iteration, news) and ahead is not None:
             ahead = _plan(db, sp, sp.loop)  # planned over the old placement: plan it again
-        if overlap and ahead is not None and any(news.values()):
+        if overlap and ahead is not None and any(news[r] for r in sp.stratum.relations):
             # the next round's job starts before this round's records are written
             _mark(db, ahead)
             job = _Job(db, _compute, ahead)
@@ -140,8 +141,8 @@ def _loop(db: Database, sp: StratumPlan, stats: Stats) -> None:
         for versions in [*previous, *(step.pieces for step in current)]:
             for version in versions:
                 db.release(version)
-        if not any(news.values()):
-            break
+        if not any(news[r] for r in sp.stratum.relations):  # a lagging index's news
+            break  # are the delta before the last: it needs no round of its own
         if not within(iteration + 1):
             _stopped(db, sp, news)
         if not overlap and within(iteration + 1):
@@ -180,7 +181,8 @@ def _slices(db: Database, sp: StratumPlan, relation: str, kernels: list[Kernel])
     (Database.piece) before the next starts. Set relations only, local checkpoints."""
     limit = db.options.rollover_rows
     # not in the first loop round: it computes the deferred versions the estimate reads
-    if (not limit or db.iteration < 2 or db.layout(relation).lattice is not None
+    layout = db.layout(relation)
+    if (not limit or db.iteration < 2 or layout.lattice is not None or layout.index_of
             or db.options.checkpoint != "local" or any(k.delta is None for k in kernels)
             or not kernels):
         return 1
@@ -566,7 +568,18 @@ def _count_round(db: Database, sp: StratumPlan, steps: list[_Step], settle: bool
 def _record_round(db: Database, sp: StratumPlan, steps: list[_Step], stats: Stats,
                   iteration: int, seconds: float, news: dict[str, int]) -> None:
     for step in steps:
-        _record_step(db, sp, step, stats, iteration, seconds, news[step.relation])
+        if not _recorded(db, step):
+            continue
+        # a relation's record counts the jobs of its lagging indexes' copies too
+        jobs = sum(len(db.tracker().getJobIdsForGroup(s.group)) for s in steps
+                   if s is step or db.layout(s.relation).index_of == step.relation)
+        _record_step(db, sp, step, stats, iteration, seconds, news[step.relation], jobs)
+
+
+def _recorded(db: Database, step: _Step) -> bool:
+    """Whether the step has a stats record: not a secondary index (rewrite/indexes.py),
+    a copy of its relation's tuples that the relation's records describe."""
+    return db.layout(step.relation).index_of is None
 
 
 def _book(db: Database, sp: StratumPlan, step: _Step, stats: Stats, iteration: int,
@@ -580,6 +593,8 @@ def _book(db: Database, sp: StratumPlan, step: _Step, stats: Stats, iteration: i
 def _record_step(db: Database, sp: StratumPlan, step: _Step, stats: Stats, iteration: int,
                  seconds: float, new_rows: int, jobs: int | None = None) -> None:
     """Add a computed step's stats record (its sizes already folded in)."""
+    if not _recorded(db, step):
+        return
     key = f"{sp.stratum.index}/{step.relation}/{min(iteration, 1)}"
     if jobs is None:
         jobs = len(db.tracker().getJobIdsForGroup(step.group))

@@ -25,6 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from pyspark import StorageLevel
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
@@ -231,7 +232,9 @@ class Database:
         a command Spark plans and executes, several milliseconds a round.
         """
         if relation not in self.stored:
-            self.replace(relation, self._empty(relation))
+            layout = self.layout(relation)
+            built = layout.index_of is not None and not layout.lagging
+            self.replace(relation, self._index(relation) if built else self._empty(relation))
         df = self.stored[relation]
         if self._viewed.get(relation) is not df:
             df.createOrReplaceTempView(f"`{self.prefix}_{relation}`")  # quoted: r@c
@@ -323,6 +326,33 @@ class Database:
         # placed as the layout says, and its plan holds one home Exchange, the round's
         # (jvm.derivations reads that Exchange's rows: it would find this one instead)
         return _checkpoint(DataFrame(jdf, self.spark), self.options, eager=False)
+
+    def _index(self, relation: str) -> DataFrame:
+        """A static secondary index (rewrite/indexes.py): its relation's tuples, complete
+        since their stratum ended, placed by the index's own bucket columns and sorted as a
+        run is. Lazily checkpointed: the first job that reads it computes it, one shuffle."""
+        base = self.layout(relation).index_of
+        assert base is not None
+        runs = [self.stored[base], *self.sealed.get(base, [])] if base in self.stored \
+            else [self._empty(base)]
+        rows = runs[0]
+        for run in runs[1:]:
+            rows = rows.unionByName(run)
+        cols = self.columns(relation)
+        jdf = rows._jdf.select(cols.home).repartition(self.options.partitions, cols.keys) \
+            .select(cols.aged).sortWithinPartitions(cols.sort)
+        index = _checkpoint(DataFrame(jdf, self.spark), self.options, eager=False)
+        self.defer(index, lambda: [])  # cut its lineage once computed (settle)
+        self.expected[relation] = self.size_or_expected(base)
+        return index
+
+    def drop_indexes(self) -> None:
+        """Free the block storage of every secondary index once the rounds are over."""
+        for relation in [r for r in self.stored if self.layout(r).index_of is not None]:
+            for run in self.runs(relation):
+                self.release(run)
+            del self.stored[relation]
+            self.sealed.pop(relation, None)
 
     def layout(self, relation: str) -> Layout:
         return self.plan.layouts[relation]
@@ -774,6 +804,8 @@ def _checkpoint(df: DataFrame, options: Options, eager: bool = True, estimated: 
     forget = _without_estimates if estimated else (lambda checkpointed: checkpointed)
     if options.checkpoint == "reliable":
         return forget(df.checkpoint(eager=True))
+    if options.serialized:  # compact: rows serialized in block storage (Options.serialized)
+        return forget(df.localCheckpoint(eager=eager, storageLevel=StorageLevel.MEMORY_AND_DISK))
     return forget(df.localCheckpoint(eager=eager))
 
 

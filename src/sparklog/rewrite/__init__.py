@@ -1,0 +1,1 @@
+"""IR-to-IR passes over the plan lower() makes (rewrite/indexes.py: secondary indexes)."""
