@@ -1,11 +1,16 @@
-"""Secondary indexes: nonlinear transitive closure with indexes on and off.
+"""Secondary indexes on and off: nonlinear transitive closure, and reachability that
+ignores the edges' direction.
 
-    python3 -m benchmarks.indexes [--workloads chain:300,tree-down:12] [--repeat 3]
-        [--partitions 2]
+    python3 -m benchmarks.indexes [--workloads tc:chain:300,tc:tree-down:12,reach:tree-down:17]
+        [--repeat 3] [--partitions 2]
 
 ``tc(x, z) :- tc(x, y), tc(y, z)`` reads ``tc`` by both columns. With indexes on, the
 scan of its old version reads a copy placed by the second column, one round behind
 (rewrite/indexes.py); off, Spark reshuffles the stored relation for that join every round.
+``reach`` (from the workload's first node, over edges taken both ways) reads the input
+``edge`` by its first column in one rule and by its second in the other: with indexes on,
+a copy of ``edge`` placed by the second column is made once; off, every round reshuffles
+all of ``edge`` for one of the two joins.
 Each run is a process of its own (a fresh JVM, as ``sparklog run`` has) that evaluates the
 program twice over the same input: the first evaluation is the cold time, the second the
 warm one (session start excluded from both). Runs are interleaved over the systems, so
@@ -24,29 +29,43 @@ import time
 from pathlib import Path
 
 RESULTS = Path(__file__).resolve().parent / "results"
-PROGRAM = (".decl edge(x:number, y:number)\n.decl tc(x:number, y:number)\n"
-           "tc(x, y) :- edge(x, y).\ntc(x, z) :- tc(x, y), tc(y, z).\n")
+PROGRAMS = {
+    "tc": (".decl edge(x:number, y:number)\n.decl tc(x:number, y:number)\n"
+           "tc(x, y) :- edge(x, y).\ntc(x, z) :- tc(x, y), tc(y, z).\n"),
+    "reach": (".decl edge(x:number, y:number)\n.decl start(x:number)\n"
+              ".decl reach(x:number)\nreach(x) :- start(x).\n"
+              "reach(y) :- reach(x), edge(x, y).\nreach(x) :- reach(y), edge(x, y).\n"),
+}
 SYSTEMS = {"indexes-on": True, "indexes-off": False}
 
 
 def one(spec: str, partitions: int, system: str) -> dict:
     """One process: the program evaluated twice, cold then warm."""
+    import networkx as nx
+
     import sparklog
     from benchmarks.workloads import make
 
-    workload = make(spec)
+    name, _, graph = spec.partition(":")
+    workload = make(graph)
     engine = sparklog.Engine(master="local[2]", partitions=partitions,
                              indexes=SYSTEMS[system])
     edges = engine.spark.createDataFrame(workload.edges, "x long, y long")
-    program = sparklog.Program.from_text(PROGRAM)
+    inputs = {"edge": edges}
+    expected = workload.expected_tc
+    if name == "reach":
+        first = workload.edges[0][0]
+        inputs["start"] = engine.spark.createDataFrame([(first,)], "x long")
+        expected = len(nx.node_connected_component(nx.Graph(workload.edges), first))
+    program = sparklog.Program.from_text(PROGRAMS[name])
     times, rounds = [], []
     for _ in range(2):
         started = time.perf_counter()
-        result = engine.run(program, inputs={"edge": edges})
-        size = result["tc"].count()
+        result = engine.run(program, inputs=inputs)
+        size = result[name].count()
         times.append(round(time.perf_counter() - started, 3))
-        assert size == workload.expected_tc, (size, workload.expected_tc)
-        rounds = [r for r in result.stats if r["relation"] == "tc" and r["iteration"] >= 1]
+        assert size == expected, (size, expected)
+        rounds = [r for r in result.stats if r["relation"] == name and r["iteration"] >= 1]
     return dict(workload=spec, partitions=partitions, system=system, cold_seconds=times[0],
                 warm_seconds=times[1], rounds=len(rounds),
                 spark_jobs=sum(r["spark_jobs"] for r in rounds),
@@ -56,7 +75,7 @@ def one(spec: str, partitions: int, system: str) -> dict:
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__)
-    p.add_argument("--workloads", default="chain:300,tree-down:12")
+    p.add_argument("--workloads", default="tc:chain:300,tc:tree-down:12,reach:tree-down:17")
     p.add_argument("--partitions", type=int, default=2)
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--out", type=Path, default=RESULTS)
@@ -92,7 +111,8 @@ def main() -> None:
 
 
 def markdown(facts: dict, runs: list[dict]) -> str:
-    lines = [f"Nonlinear TC, secondary indexes on and off: {facts['partitions']} partitions, "
+    lines = [f"Secondary indexes on and off (tc: nonlinear TC; reach: reachability over "
+             f"edges taken both ways): {facts['partitions']} partitions, "
              f"medians of {facts['repeat']} processes (cold: first evaluation in a fresh JVM; "
              f"warm: the second), {facts.get('cpu_model', '?')}, {facts.get('nproc', '?')} "
              f"cores, load {' '.join(facts['loadavg_start'])} -> "

@@ -6,7 +6,8 @@
 Each configuration runs in a process of its own (a fresh JVM, as `sparklog run` has): with
 runs (``run_rows`` N: the newest run is sealed at N rows, runs of like size merge) and with
 one run (``run_rows`` 0: every round rewrites all of ``tc``); a configuration written
-``100000:serialized`` keeps the stored versions serialized (``Options.serialized``). Per run it records every
+``100000:serialized`` keeps the stored versions serialized (``Options.serialized``), and
+``100000:serialized-kryo`` does so with Kryo as the session's serializer. Per run it records every
 round's seconds, rows written and runs, and Spark's block storage at the end (the versions
 still stored), and reports the median seconds per round of the first and of the last 100
 rounds and their ratio, the rows written over the whole run, and the block bytes per
@@ -31,10 +32,14 @@ def one(spec: str, config: str) -> dict:
     import sparklog
     from benchmarks.workloads import make
 
+    from sparklog.spark import session
+
     rows, _, form = config.partition(":")
-    run_rows, serialized = int(rows), form == "serialized"
+    run_rows, serialized = int(rows), form.startswith("serialized")
     workload = make(spec)
-    engine = sparklog.Engine(master="local[2]", partitions=2, run_rows=run_rows,
+    kryo = {"spark.serializer": "org.apache.spark.serializer.KryoSerializer"}
+    spark = session.start("local[2]", 2, kryo if form.endswith("kryo") else {})
+    engine = sparklog.Engine(spark=spark, partitions=2, run_rows=run_rows,
                              serialized=serialized)
     sc = engine.spark.sparkContext
     edges = engine.spark.createDataFrame(workload.edges, "x long, y long")
@@ -50,7 +55,7 @@ def one(spec: str, config: str) -> dict:
     rounds = [dict(iteration=r["iteration"], seconds=r["seconds"], delta=r["delta"],
                    full=r["full"], written=r["written"], runs=r["runs"])
               for r in result.stats if r["relation"] == "tc" and r["iteration"] >= 1]
-    return dict(workload=spec, run_rows=run_rows, serialized=serialized,
+    return dict(workload=spec, run_rows=run_rows, serialized=serialized, form=form,
                 wall_seconds=round(wall, 2),
                 storage_bytes=stored, tuples=result.size("tc") + len(workload.edges),
                 rounds=rounds)
