@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from sparklog.defaults import JOIN_PLANNING
-from sparklog.options import DEFAULTS, PLAN_REUSE
+from sparklog.options import DEFAULTS, PLAN_REUSE, STRATEGIES
 from sparklog.errors import (DataError, Diagnostic, OutputError, SparklogError,
                              UsageError)
 
@@ -108,11 +108,29 @@ def _interrupts(spark):
             threading.Thread(target=cancel, name="sparklog-cancel", daemon=True).start()
         raise KeyboardInterrupt
 
+    unraisable = sys.unraisablehook
+
+    def on_unraisable(info) -> None:
+        # A signal handler's exception raised while the main thread runs a finalizer (a
+        # py4j object's weakref callback) cannot propagate: Python prints "Exception
+        # ignored" and drops it. Deliver it again a moment later, from a timer thread, so
+        # that it lands in the main thread's own code once this hook and the finalizer
+        # have returned (were it to land in a finalizer again, it comes back here).
+        if isinstance(info.exc_value, KeyboardInterrupt) and _INTERRUPTED.is_set():
+            again = threading.Timer(0.05, signal.pthread_kill,
+                                    (threading.main_thread().ident, signal.SIGINT))
+            again.daemon = True
+            again.start()
+        else:
+            unraisable(info)
+
     previous = signal.signal(signal.SIGINT, on_sigint)
+    sys.unraisablehook = on_unraisable
     try:
         yield
     finally:
         signal.signal(signal.SIGINT, previous)
+        sys.unraisablehook = unraisable
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -172,6 +190,7 @@ def _parser() -> argparse.ArgumentParser:
                      help="keep a second stored copy of a relation read by a join on columns "
                           "its placement does not serve, so no round reshuffles a stored "
                           "relation (secondary indexes); default %(default)s")
+    _strategy_option(run)
     run.add_argument("--stored", choices=("deserialized", "serialized"),
                      default="serialized" if DEFAULTS.serialized else "deserialized",
                      help="how stored versions sit in Spark's block storage: serialized "
@@ -200,14 +219,24 @@ def _parser() -> argparse.ArgumentParser:
 
     exp = sub.add_parser("explain", help="show strata, the RA plan and Spark's plan")
     exp.add_argument("program", type=Path)
-    exp.add_argument("--show", default="strata,ir,spark-plan",
-                     help="comma-separated: ast, strata, ir, spark-plan")
+    exp.add_argument("--show", default="strategies,strata,ir,spark-plan",
+                     help="comma-separated: ast, strategies, strata, ir, spark-plan")
     exp.add_argument("-F", "--facts", type=Path, default=None)
+    _strategy_option(exp)
     _spark_options(exp)
     exp.set_defaults(func=_explain)
 
     gen.add_parser(sub)
     return p
+
+
+def _strategy_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--strategy", choices=STRATEGIES, default=DEFAULTS.strategy,
+                   help="how a transitive closure is evaluated: as written (asis), linear "
+                        "(right or left), or in logarithmic rounds with each path derived "
+                        "once (smart, balance, thirds: Afrati & Ullman); auto chooses. A "
+                        "relation's .pragma r(strategy=...) overrides it; default "
+                        "%(default)s")
 
 
 def _spark_options(p: argparse.ArgumentParser) -> None:
@@ -265,11 +294,12 @@ def _explain(args) -> int:
     if "spark-plan" in show:
         from sparklog.engine import Engine
 
-        engine = Engine(master=args.master, partitions=args.partitions, conf=conf)
+        engine = Engine(master=args.master, partitions=args.partitions, conf=conf,
+                        strategy=args.strategy)
         with _interrupts(engine.spark):
-            print(explain(program, show, engine, args.facts))
+            print(explain(program, show, engine, args.facts, args.strategy))
         return 0
-    print(explain(program, show, engine, args.facts))
+    print(explain(program, show, engine, args.facts, args.strategy))
     return 0
 
 
@@ -325,6 +355,7 @@ def _run(args) -> int:
                         codegen_rows=args.codegen_rows, run_rows=args.run_rows,
                         rollover_rows=args.rollover_threshold,
                         indexes=args.indexes == "on", serialized=args.stored == "serialized",
+                        strategy=args.strategy,
                         balance=args.balance == "on", balance_every=args.balance_every,
                         balance_ratio=args.balance_ratio, balance_rows=args.balance_rows,
                         stall_seconds=args.stall_timeout or None, on_record=record)

@@ -7,11 +7,12 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from sparklog.errors import EngineError, UsageError
+from sparklog.errors import CheckError, EngineError, Reporter, UsageError
 from sparklog.ir.nodes import Plan
 from sparklog.lower import lower
+from sparklog.rewrite.closure import Choice, closures, rewrite
 from sparklog.rewrite.indexes import add_indexes
-from sparklog.options import NAMES, Options
+from sparklog.options import DEFAULTS, NAMES, Options
 from sparklog.semantics.checks import Checked, check
 from sparklog.syntax import nodes as n
 from sparklog.syntax.parser import parse, parse_file
@@ -27,9 +28,37 @@ class Program:
     def __init__(self, ast: n.Program) -> None:
         self.ast = ast
         self.checked: Checked = check(ast)
-        # with secondary indexes (rewrite/indexes.py); ``unindexed`` without them
-        self.unindexed: Plan = lower(self.checked)
-        self.plan: Plan = add_indexes(self.unindexed)
+        # the strata that compute a transitive closure (rewrite/closure.py)
+        self.closures = closures(self.checked)
+        _check_pragmas(self)
+        self._plans: dict[tuple[str, bool], Plan] = {}
+        self._rewritten: dict[str, tuple[n.Program, list[Choice]]] = {}
+
+    def rewritten(self, strategy: str = DEFAULTS.strategy) -> tuple[n.Program, list[Choice]]:
+        """The program with each transitive closure rewritten for its strategy, and the
+        strategy chosen for each (rewrite/closure.py)."""
+        if strategy not in self._rewritten:
+            program, trusted, choices = rewrite(self.checked, strategy)
+            self._rewritten[strategy] = (program, choices)
+            self._plans[strategy, False] = lower(check(program, trusted))
+        return self._rewritten[strategy]
+
+    def plan_for(self, strategy: str = DEFAULTS.strategy, indexes: bool = True) -> Plan:
+        """The plan a run with these options executes: closures rewritten for
+        ``strategy``, with secondary indexes (rewrite/indexes.py) or without."""
+        if (strategy, indexes) not in self._plans:
+            self.rewritten(strategy)
+            if indexes:
+                self._plans[strategy, True] = add_indexes(self._plans[strategy, False])
+        return self._plans[strategy, indexes]
+
+    @property
+    def plan(self) -> Plan:
+        return self.plan_for()
+
+    @property
+    def unindexed(self) -> Plan:
+        return self.plan_for(indexes=False)
 
     @classmethod
     def from_text(cls, text: str, file: str = "<program>") -> Program:
@@ -42,6 +71,19 @@ class Program:
     @property
     def sources(self) -> dict[str, str]:
         return self.ast.source_map()
+
+
+def _check_pragmas(program: Program) -> None:
+    """A `.pragma r(strategy=...)` names a transitive closure sparklog recognizes."""
+    rep = Reporter()
+    recognized = {c.relation for c in program.closures}
+    for d in program.checked.program.directives:
+        if d.kind == "pragma" and d.relation not in recognized:
+            rep.error(d.span, f".pragma {d.relation}(strategy=...): {d.relation} is not a "
+                      "transitive closure sparklog can rewrite (one base rule "
+                      f"{d.relation}(x, y) :- e(x, y) and one left-linear, right-linear or "
+                      "nonlinear rule over e)")
+    rep.raise_if_any(CheckError, program.ast.source_map())
 
 
 class Result:
@@ -119,7 +161,7 @@ class Engine:
         if isinstance(program, str):
             program = Program.from_text(program)
         previous = session.apply_required(self.spark)
-        plan = program.plan if self.options.indexes else program.unindexed
+        plan = program.plan_for(self.options.strategy, self.options.indexes)
         db = Database(self.spark, plan, self.options, sources=program.sources,
                       whole_stage=previous[session.WHOLE_STAGE] or "true",
                       factory_mode=previous[session.FACTORY_MODE] or "FALLBACK")

@@ -5,24 +5,45 @@ from __future__ import annotations
 from pathlib import Path
 
 from sparklog.ir.printer import print_plan
-from sparklog.syntax.printer import print_program
+from sparklog.options import DEFAULTS
+from sparklog.syntax.printer import print_clause, print_program
 
 
-def explain(program, show: set[str], engine=None, facts_dir: Path | None = None) -> str:
+def explain(program, show: set[str], engine=None, facts_dir: Path | None = None,
+            strategy: str = DEFAULTS.strategy) -> str:
     parts = []
+    plan = program.plan_for(strategy, engine.options.indexes if engine else True)
     if "ast" in show:
         parts += ["== AST ==", print_program(program.ast)]
+    if "strategies" in show and program.closures:
+        parts += ["== strategies ==", strategies(program, strategy)]
     if "strata" in show:
         parts.append("== strata ==")
-        for s in program.plan.strata:
+        for s in plan.strata:
             kind = "recursive" if s.stratum.recursive else "non-recursive"
             parts.append(f"{s.stratum.index}: {', '.join(s.relations)} ({kind})")
     if "ir" in show:
-        parts += ["== relational-algebra plan ==", print_plan(program.plan)]
+        parts += ["== relational-algebra plan ==", print_plan(plan)]
     if "spark-plan" in show and engine is not None:
         parts += ["== Spark physical plan of one iteration ==",
                   iteration_plan(engine, program, facts_dir)]
     return "\n".join(parts)
+
+
+def strategies(program, strategy: str) -> str:
+    """Each transitive closure: how it is written, the strategy chosen and why, and the
+    rules it is evaluated with (rewrite/closure.py)."""
+    rewritten, choices = program.rewritten(strategy)
+    lines = []
+    for choice in choices:
+        c = choice.closure
+        lines.append(f"{c.relation}: the transitive closure of {c.edge}, written {c.written}"
+                     f"{'-linear' if c.written != 'nonlinear' else ''}; evaluated with "
+                     f"{choice.strategy}: {choice.why}")
+        mine = {c.relation, c.relation + "@len"}
+        lines += [f"  {print_clause(k)}" for k in rewritten.clauses
+                  if k.head.relation in mine]
+    return "\n".join(lines)
 
 
 def iteration_plan(engine, program, facts_dir: Path | None) -> str:
@@ -34,7 +55,7 @@ def iteration_plan(engine, program, facts_dir: Path | None) -> str:
     from sparklog.spark.load import load_inputs
     from sparklog.spark import session
 
-    plan = program.plan if engine.options.indexes else program.unindexed
+    plan = program.plan_for(engine.options.strategy, engine.options.indexes)
     loop = next((sp for sp in plan.strata if sp.loop), None)
     if loop is None:
         return "(no recursive stratum)"

@@ -11,6 +11,9 @@ from sparklog.errors import UsageError
 
 CHECKPOINTS = ("local", "reliable")
 PLAN_REUSE = ("executed", "optimized", "off")  # how loop rounds after the first are planned
+# How a transitive closure is evaluated (rewrite/closure.py): "auto" chooses, "asis" runs
+# the rules as written, the others are Afrati & Ullman's length partitions.
+STRATEGIES = ("auto", "asis", "linear", "right", "left", "smart", "balance", "thirds")
 
 
 @dataclass(frozen=True)
@@ -79,6 +82,9 @@ class Options:
     # --stored serialized` sets) about 1.3 times as slow as deserialized, with Spark's Java
     # serialization 2-3 times. False: Spark's deserialized default for local checkpoints.
     serialized: bool = False
+    # How each transitive closure is evaluated (rewrite/closure.py, Afrati & Ullman §2):
+    # one of STRATEGIES; a relation's `.pragma r(strategy=...)` overrides it.
+    strategy: str = "auto"
 
     def __post_init__(self) -> None:
         reuse = {True: "executed", False: "off"}.get(self.reuse_plans, self.reuse_plans)
@@ -86,6 +92,7 @@ class Options:
         _one_of("checkpoint", self.checkpoint, CHECKPOINTS)
         _one_of("reuse_plans", self.reuse_plans, PLAN_REUSE)
         _one_of("join_planning", self.join_planning, JOIN_PLANNING)
+        _one_of("strategy", self.strategy, STRATEGIES)
         if self.checkpoint == "reliable" and not self.checkpoint_dir:
             raise UsageError("checkpoint='reliable' needs checkpoint_dir (a directory every "
                              "executor can reach, e.g. on HDFS or S3)")

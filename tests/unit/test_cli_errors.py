@@ -9,6 +9,7 @@ import os
 import signal
 import socket
 import threading
+import time
 import warnings
 from pathlib import Path
 
@@ -306,6 +307,38 @@ def test_ctrl_c_cancels_jobs_and_is_reported_once(capsys):
     assert capsys.readouterr().err == "interrupted\n"
     assert spark.sparkContext.cancelled.wait(5)
     assert signal.getsignal(signal.SIGINT) is before
+
+
+def test_ctrl_c_during_a_finalizer_is_delivered_again_not_printed(capsys):
+    """A Ctrl-C whose handler runs inside a weakref callback (py4j frees JVM objects
+    that way) cannot raise there: Python prints "Exception ignored" and drops it. It is
+    delivered again in the main thread's own code, and nothing is printed."""
+    import weakref
+
+    class Referent:
+        pass
+
+    spark = _FakeSpark()
+    seen = []
+
+    def finalizer(_ref) -> None:
+        seen.append("finalizer")
+        signal.raise_signal(signal.SIGINT)  # the handler runs before this call returns
+        for _ in range(1000):
+            pass
+        seen.append("finalizer finished")  # not reached when the interrupt raised here
+
+    cli._quiet_internals()  # a fresh run: not interrupted yet
+    with pytest.raises(KeyboardInterrupt):
+        with cli._interrupts(spark):
+            obj = Referent()
+            ref = weakref.ref(obj, finalizer)
+            del obj  # runs the callback now, in this thread
+            time.sleep(10)  # the interrupt arrives again, and ends this sleep
+    assert seen == ["finalizer"], seen
+    assert ref() is None
+    assert "Exception ignored" not in capsys.readouterr().err
+    assert spark.sparkContext.cancelled.wait(5)
 
 
 def test_negative_stall_timeout_is_a_usage_error(tc_dir, capsys):

@@ -24,30 +24,30 @@ sg(x, y) :- e(x, a), e(y, b), sg(a, b).
 
 
 def _loop(program: Program, stratum: int = 1) -> list[str]:
-    return [print_kernel(k) for k in program.plan.strata[stratum].loop]
+    return [print_kernel(k) for k in program.plan_for("asis").strata[stratum].loop]
 
 
 def test_nonlinear_closure_reads_its_old_version_from_a_lagging_index():
     program = Program.from_text(NONLINEAR)
-    assert program.plan.layouts["tc"].key == (0,)  # the full scan's placement
-    index = program.plan.layouts["tc@o1"]
+    assert program.plan_for("asis").layouts["tc"].key == (0,)  # the full scan's placement
+    index = program.plan_for("asis").layouts["tc@o1"]
     assert (index.key, index.index_of, index.lagging) == ((1,), "tc", True)
-    sp = program.plan.strata[1]
+    sp = program.plan_for("asis").strata[1]
     assert sp.indexes == ("tc@o1",) and sp.relations == ("tc", "tc@o1")
     assert _loop(program) == [
         "tc(x, z) <- scan delta tc(x, y) ; scan full tc(y, z)",
         "tc(x, z) <- scan delta tc(y, z) ; scan full tc@o1(x, y)",
         "tc@o1(@x0, @x1) <- scan delta tc(@x0, @x1)",
     ]
-    assert program.plan.kinds["tc@o1"] == program.plan.kinds["tc"]
+    assert program.plan_for("asis").kinds["tc@o1"] == program.plan_for("asis").kinds["tc"]
     assert ("  index tc@o1 of tc: bucket by (c1), one round behind tc (its old version), "
-            "from each round's delta") in print_plan(program.plan).splitlines()
+            "from each round's delta") in print_plan(program.plan_for("asis")).splitlines()
 
 
 def test_without_indexes_the_plan_reads_the_relation_itself():
     program = Program.from_text(NONLINEAR)
-    assert not any("@" in r for r in program.unindexed.layouts)
-    assert [print_kernel(k) for k in program.unindexed.strata[1].loop] == [
+    assert not any("@" in r for r in program.plan_for("asis", indexes=False).layouts)
+    assert [print_kernel(k) for k in program.plan_for("asis", indexes=False).strata[1].loop] == [
         "tc(x, z) <- scan delta tc(x, y) ; scan full tc(y, z)",
         "tc(x, z) <- scan delta tc(y, z) ; scan old tc(x, y)",
     ]
@@ -55,14 +55,14 @@ def test_without_indexes_the_plan_reads_the_relation_itself():
 
 def test_a_lower_stratum_relation_gets_a_static_index():
     program = Program.from_text(SAME_GENERATION)
-    sp = program.plan.strata[1]
+    sp = program.plan_for("asis").strata[1]
     assert [print_kernel(k) for k in sp.preamble] == [
         "sg(x, y) <- scan full e(p, x) ; scan full e@k0(p, y) ; filter x != y"]
-    index = program.plan.layouts["e@k0"]
+    index = program.plan_for("asis").layouts["e@k0"]
     assert (index.key, index.index_of, index.lagging) == ((0,), "e", False)
     assert sp.indexes == ()  # built once, from e: nothing for the rounds to maintain
     # the loop's scans of e are keyed on its placement already (bucket by c1)
-    assert program.plan.layouts["e"].key == (1,)
+    assert program.plan_for("asis").layouts["e"].key == (1,)
     assert _loop(program) == [
         "sg(x, y) <- scan delta sg(a, b) ; scan full e(x, a) ; scan full e(y, b)"]
 
@@ -82,12 +82,12 @@ def test_the_index_key_follows_the_first_scan_so_the_join_stays_local():
     q(x, y) :- b(y, x), a(_, x, y).
     """
     program = Program.from_text(text)
-    assert program.plan.layouts["a"].key == (0, 2) and program.plan.layouts["b"].key == (0, 1)
-    kernel = next(k for sp in program.plan.strata for k in sp.preamble if k.relation == "q")
+    assert program.plan_for("asis").layouts["a"].key == (0, 2) and program.plan_for("asis").layouts["b"].key == (0, 1)
+    kernel = next(k for sp in program.plan_for("asis").strata for k in sp.preamble if k.relation == "q")
     scan = [s for s in kernel.steps if isinstance(s, Scan)][1]
-    layout = program.plan.layouts[scan.relation]
+    layout = program.plan_for("asis").layouts[scan.relation]
     assert layout.index_of == "a" and scan.version == FULL
-    first = program.plan.layouts["b"]
+    first = program.plan_for("asis").layouts["b"]
     # a's columns in the order of b's bucket columns' variables
     names = [kernel.steps[0].args[i].name for i in first.key]
     assert [scan.args[i].name for i in layout.key] == names == ["y", "x"]
@@ -108,15 +108,15 @@ def test_what_is_never_indexed():
     s(x, l) :- d(y, l), e(x, y, _).
     """
     program = Program.from_text(text)
-    indexed = {r for r, lay in program.plan.layouts.items() if lay.index_of}
+    indexed = {r for r, lay in program.plan_for("asis").layouts.items() if lay.index_of}
     assert not any(r.startswith("d@") for r in indexed)  # a lattice relation
-    for sp in program.plan.strata:
+    for sp in program.plan_for("asis").strata:
         for kernel in sp.loop:
             for step in kernel.steps:
                 if isinstance(step, Scan) and step.version == FULL and step.relation == "p":
                     continue  # its own placement, or a shuffle: never a lagging copy
                 if isinstance(step, Scan) and "@o" in step.relation:
-                    base = program.plan.layouts[step.relation].index_of
+                    base = program.plan_for("asis").layouts[step.relation].index_of
                     assert base in sp.relations and step.version == FULL
-    lagging = [k for sp in program.plan.strata for k in sp.loop if "@o" in k.relation]
+    lagging = [k for sp in program.plan_for("asis").strata for k in sp.loop if "@o" in k.relation]
     assert all(k.steps[0].version == DELTA for k in lagging)

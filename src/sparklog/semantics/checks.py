@@ -39,8 +39,11 @@ class Checked:
         return [d for d in self.program.directives if d.kind in ("output", "printsize")]
 
 
-def check(program: n.Program) -> Checked:
-    """Run every check; raise one :class:`CheckError` listing all problems."""
+def check(program: n.Program, trusted: frozenset[str] = frozenset()) -> Checked:
+    """Run every check; raise one :class:`CheckError` listing all problems.
+
+    ``trusted``: relations a rewrite made (rewrite/closure.py) whose rules are not checked
+    for monotonicity: the rewrite proves what the check could not."""
     rep = Reporter()
     kinds = _resolve_declarations(program, rep)
     for clause in program.clauses:
@@ -54,6 +57,8 @@ def check(program: n.Program) -> Checked:
                       Note(printsize[d.relation].span, "previous definition"))  # may repeat
         elif d.kind == "printsize":
             printsize[d.relation] = d
+        elif d.kind == "pragma":
+            _check_pragma(d, rep)
     strata, bad = stratify(program)
     seen = set()
     for dep in bad:
@@ -65,9 +70,24 @@ def check(program: n.Program) -> Checked:
         rep.error(dep.literal.span, f"cannot stratify: {how} of {dep.body} in a rule for "
                   f"{dep.head}, which {dep.body} depends on (cycle {{{', '.join(cycle)}}})",
                   Note(dep.clause.span, "in this rule"))
-    found = lattices(program, kinds, strata, rep)
+    found = lattices(program, kinds, strata, rep, trusted)
     rep.raise_if_any(CheckError, program.source_map())
     return Checked(program, kinds, tuple(strata), found)
+
+
+def _check_pragma(d: n.Directive, rep: Reporter) -> None:
+    from sparklog.options import STRATEGIES
+
+    if not d.params:
+        rep.error(d.span, f".pragma {d.relation} says nothing: write "
+                  f".pragma {d.relation}(strategy=smart)")
+    for key, value in d.params:
+        if key != "strategy":
+            rep.error(d.span, f"unknown .pragma key {key!r} for {d.relation}: the only one is "
+                      "strategy")
+        elif value not in STRATEGIES:
+            rep.error(d.span, f".pragma {d.relation}(strategy={value}): the strategy must be "
+                      f"one of {', '.join(STRATEGIES)}")
 
 
 def _resolve_declarations(program: n.Program, rep: Reporter) -> dict[str, tuple[str, ...]]:

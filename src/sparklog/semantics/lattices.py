@@ -74,8 +74,10 @@ class Lattice:
 
 
 def lattices(program: n.Program, kinds: dict[str, tuple[str, ...]],
-             strata: list[Stratum], rep: Reporter) -> dict[str, Lattice]:
-    """The program's lattice relations; reports every misuse of a head aggregate."""
+             strata: list[Stratum], rep: Reporter,
+             trusted: frozenset[str] = frozenset()) -> dict[str, Lattice]:
+    """The program's lattice relations; reports every misuse of a head aggregate (but
+    the monotonicity of rules for ``trusted`` relations, which a rewrite made)."""
     found = _declared(program, kinds, rep)
     for d in program.directives:
         if d.kind == "input" and d.relation in found and found[d.relation].accumulates:
@@ -86,6 +88,7 @@ def lattices(program: n.Program, kinds: dict[str, tuple[str, ...]],
     for clause in program.clauses:
         stratum = stratum_of.get(clause.head.relation)
         if stratum is not None and stratum.recursive and \
+                clause.head.relation not in trusted and \
                 any(r in found for r in stratum.relations):
             _Monotone(clause, stratum, found, rep).check()
     return found

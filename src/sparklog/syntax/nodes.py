@@ -298,7 +298,8 @@ class Clause:
 
 @dataclass(frozen=True)
 class Directive:
-    """``.input r(key=value, ...)``, ``.output r``, ``.printsize r``."""
+    """``.input r(key=value, ...)``, ``.output r``, ``.printsize r``, and sparklog's
+    ``.pragma r(strategy=smart)``: how to evaluate r (rewrite/closure.py)."""
 
     kind: str
     relation: str
@@ -306,7 +307,7 @@ class Directive:
     span: Span = field(default=NOWHERE, compare=False)
 
     def __post_init__(self) -> None:
-        assert self.kind in ("input", "output", "printsize"), self.kind
+        assert self.kind in ("input", "output", "printsize", "pragma"), self.kind
 
     def param(self, key: str, default: str | None = None) -> str | None:
         return dict(self.params).get(key, default)
