@@ -94,6 +94,16 @@ def engine(spark):
     return sparklog.Engine(spark=spark, partitions=2)
 
 
+def pytest_addoption(parser):
+    parser.addoption("--update-golden", action="store_true",
+                     help="rewrite the golden files (tests/golden/) from what the code prints")
+
+
+@pytest.fixture
+def update_golden(request) -> bool:
+    return request.config.getoption("--update-golden")
+
+
 def pytest_collection_modifyitems(items):
     for item in items:
         if "spark" in getattr(item, "fixturenames", ()) or "engine" in getattr(item, "fixturenames", ()):

@@ -79,10 +79,11 @@ def _check_pragmas(program: Program) -> None:
     recognized = {c.relation for c in program.closures}
     for d in program.checked.program.directives:
         if d.kind == "pragma" and d.relation not in recognized:
-            rep.error(d.span, f".pragma {d.relation}(strategy=...): {d.relation} is not a "
-                      "transitive closure sparklog can rewrite (one base rule "
-                      f"{d.relation}(x, y) :- e(x, y) and one left-linear, right-linear or "
-                      "nonlinear rule over e)")
+            r = d.relation
+            rep.error(d.span, f".pragma {r}(strategy=...): {r} is not a transitive closure "
+                      f"sparklog can rewrite: a base rule {r}(x, y) :- e(x, y) and one rule, "
+                      f"{r}(x, y) :- {r}(x, z), e(z, y) or {r}(x, y) :- e(x, z), {r}(z, y) or "
+                      f"{r}(x, y) :- {r}(x, z), {r}(z, y)")
     rep.raise_if_any(CheckError, program.ast.source_map())
 
 

@@ -1,0 +1,146 @@
+"""Transitive-closure strategies on Spark (rewrite/closure.py, Afrati & Ullman §2): the
+paper's derivation counts on its paired trees, the rounds its Example 2.2 gives, the
+derivations of ladders by the paper's formula, and closures equal to networkx's."""
+
+from __future__ import annotations
+
+import math
+import random
+
+import networkx as nx
+import pytest
+
+import sparklog
+from sparklog import gen
+from tests.spark.helpers import edges_df, rows, run
+
+NONLINEAR = """
+.decl edge(x: number, y: number)
+.input edge
+.decl tc(x: number, y: number)
+.output tc
+tc(x, y) :- edge(x, y).
+tc(x, y) :- tc(x, z), tc(z, y).
+"""
+
+# P(l) = (l1, l2) for each strategy (Definition 2.1, Example 2.1, §2)
+PARTITIONS = {
+    "right": lambda l: (1, l - 1),
+    "left": lambda l: (l - 1, 1),
+    "smart": lambda l: (1 << ((l - 1).bit_length() - 1), l - (1 << ((l - 1).bit_length() - 1))),
+    "balance": lambda l: ((l + 1) // 2, l // 2),
+    "thirds": lambda l: (l - max(1, l // 3), max(1, l // 3)),
+}
+
+
+def _recursive(result, relation: str = "tc") -> list[dict]:
+    """The loop rounds of the relation the closure's rounds store."""
+    stored = relation + "@len" if any(r["relation"] == relation + "@len"
+                                      for r in result.stats) else relation
+    return [r for r in result.stats if r["relation"] == stored and r["iteration"] > 0]
+
+
+def _derivations(result) -> int:
+    return sum(r["derivations"] for r in _recursive(result))
+
+
+def _rounds_with_news(result) -> int:
+    """Rounds that found paths, the first (the arcs) included."""
+    return 1 + sum(1 for r in _recursive(result) if r["delta"] > 0)
+
+
+def test_partitions_are_the_papers():
+    assert [PARTITIONS["thirds"](l) for l in range(2, 10)] == [
+        (1, 1), (2, 1), (3, 1), (4, 1), (4, 2), (5, 2), (6, 2), (6, 3)]
+    assert [PARTITIONS["balance"](l) for l in range(2, 10)] == [
+        (1, 1), (2, 1), (2, 2), (3, 2), (3, 3), (4, 3), (4, 4), (5, 4)]
+    assert [PARTITIONS["smart"](l) for l in range(2, 10)] == [
+        (1, 1), (2, 1), (2, 2), (4, 1), (4, 2), (4, 3), (4, 4), (8, 1)]
+
+
+@pytest.fixture(scope="module")
+def paired(spark):
+    return edges_df(spark, sorted(gen.paired_trees(4)))
+
+
+@pytest.mark.parametrize("strategy, derivations", [
+    ("right", 268), ("left", 268), ("smart", 312), ("thirds", 288),
+    ("balance", 320),  # the paper prints 316: its row (3, 2) is 40, not 36
+])
+def test_paired_trees_derivations_are_the_papers(spark, paired, strategy, derivations):
+    """Fig. 2's graph (60 arcs, 279 paths): the recursive derivations of Figs. 4-7."""
+    engine = sparklog.Engine(spark=spark, partitions=2, strategy=strategy)
+    result = run(engine, NONLINEAR, inputs={"edge": paired})
+    assert len(rows(result["tc"])) == 279
+    assert _derivations(result) == derivations
+    longest = 8  # root to root
+    expected = longest if strategy in ("right", "left") else \
+        1 + math.ceil(math.log2(longest)) if strategy != "thirds" else 6  # m_i: 1,2,3,4,6,9
+    assert _rounds_with_news(result) == expected
+
+
+def _m(strategy: str, rounds: int) -> int:
+    """Example 2.2's m_i: the longest path known after ``rounds`` rounds."""
+    m = 1
+    for _ in range(rounds - 1):
+        m = max(l for l in range(m + 1, 2 * m + 2) if max(PARTITIONS[strategy](l)) <= m)
+    return m
+
+
+@pytest.mark.parametrize("strategy", ["smart", "balance", "thirds"])
+def test_a_chain_takes_the_rounds_of_example_2_2(spark, strategy):
+    n = 37
+    engine = sparklog.Engine(spark=spark, partitions=2, strategy=strategy)
+    result = run(engine, NONLINEAR, inputs={"edge": edges_df(spark, list(gen.chain(n)))})
+    assert len(rows(result["tc"])) == n * (n + 1) // 2
+    expected = next(i for i in range(1, n + 1) if _m(strategy, i) >= n)
+    if strategy != "thirds":
+        assert expected == 1 + math.ceil(math.log2(n)) == 7
+    assert _rounds_with_news(result) == expected
+    assert _derivations(result) == n * (n + 1) // 2 - n  # a chain: each path derived once
+
+
+def _ladder_derivations(rungs: list[int], strategy: str) -> int:
+    """§2.2: the sum over rung triples i < j < k with P(k - i) = (j - i, k - j) of
+    m_i m_j m_k (every path of a ladder is a shortest path)."""
+    n = len(rungs)
+    return sum(rungs[i] * rungs[j] * rungs[k]
+               for i in range(n) for j in range(i + 1, n) for k in range(j + 1, n)
+               if PARTITIONS[strategy](k - i) == (j - i, k - j))
+
+
+@pytest.mark.parametrize("ladder, worst", [
+    ([8 if i in (0, 8, 12, 14) else 1 for i in range(15)], "smart"),  # ladder_smart(4, 8)
+    ([8 if i % 3 == 0 else 1 for i in range(10)], "balance"),  # ladder_balance(10, 8)
+])
+def test_ladders_make_each_algorithm_the_worst_as_example_2_4_says(spark, ladder, worst):
+    df = edges_df(spark, sorted(gen.ladder(ladder)))
+    counts = {}
+    for strategy in PARTITIONS:
+        engine = sparklog.Engine(spark=spark, partitions=2, strategy=strategy)
+        counts[strategy] = _derivations(run(engine, NONLINEAR, inputs={"edge": df}))
+        assert counts[strategy] == _ladder_derivations(ladder, strategy), strategy
+    assert max(counts, key=counts.get) == worst, counts
+
+
+def _closure(edges) -> set[tuple[int, int]]:
+    g = nx.DiGraph(edges)
+    return {(a, b) for a in g for s in g.successors(a) for b in {s} | nx.descendants(g, s)}
+
+
+@pytest.mark.parametrize("strategy", ["auto", "asis", "linear", "right", "left", "smart",
+                                      "balance", "thirds"])
+def test_every_strategy_computes_the_closure_of_a_graph_with_cycles(spark, strategy):
+    rng = random.Random(11)
+    edges = sorted({(rng.randrange(30), rng.randrange(30)) for _ in range(45)})
+    engine = sparklog.Engine(spark=spark, partitions=3, strategy=strategy)
+    result = run(engine, NONLINEAR, inputs={"edge": edges_df(spark, edges)})
+    assert rows(result["tc"]) == _closure(edges)
+    assert result.size("tc") == len(_closure(edges))
+
+
+def test_a_pragma_chooses_for_its_relation(spark, tmp_path):
+    text = NONLINEAR + ".pragma tc(strategy=thirds)\n"
+    engine = sparklog.Engine(spark=spark, partitions=2, strategy="smart")
+    result = run(engine, text, inputs={"edge": edges_df(spark, sorted(gen.paired_trees(4)))})
+    assert _derivations(result) == 288

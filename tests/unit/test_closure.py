@@ -1,0 +1,145 @@
+"""Transitive-closure strategies (rewrite/closure.py), without Spark: what is recognized,
+what each strategy rewrites it to (golden files), and that every rewrite derives exactly
+the facts of the program as written (the reference evaluator on random graphs)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import networkx as nx
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from sparklog.engine import Program
+from sparklog.errors import CheckError
+from sparklog.explain import strategies
+from sparklog.options import STRATEGIES
+from tests import reference
+
+GOLDEN = Path(__file__).parent.parent / "golden" / "closure"
+FIXED = [s for s in STRATEGIES if s != "auto"]
+
+HEAD = ".decl e(x:number, y:number)\n.input e\n.decl p(x:number, y:number)\n.output p\n"
+
+
+def _written(rules: str) -> str | None:
+    program = Program.from_text(HEAD + rules)
+    return program.closures[0].written if program.closures else None
+
+
+@pytest.mark.parametrize("rules, written", [
+    ("p(x, y) :- e(x, y). p(x, y) :- p(x, z), e(z, y).", "left"),
+    ("p(x, y) :- e(x, y). p(x, y) :- e(z, y), p(x, z).", "left"),
+    ("p(x, y) :- e(x, y). p(x, y) :- e(x, z), p(z, y).", "right"),
+    ("p(a, b) :- p(c, b), e(a, c). p(x, y) :- e(x, y).", "right"),
+    ("p(x, y) :- e(x, y). p(u, v) :- p(u, w), p(w, v).", "nonlinear"),
+])
+def test_closures_are_recognized_in_every_written_form(rules, written):
+    assert _written(rules) == written
+
+
+@pytest.mark.parametrize("rules", [
+    "p(x, y) :- e(y, x). p(x, y) :- p(x, z), e(z, y).",  # the base reverses e
+    "p(x, y) :- e(x, y). p(x, y) :- p(z, x), e(z, y).",  # not a composition
+    "p(x, y) :- e(x, y). p(x, x) :- p(x, z), e(z, x).",  # a diagonal head
+    "p(x, y) :- e(x, y). p(x, y) :- p(x, z), e(z, y), x != y.",  # a condition
+    "p(x, y) :- e(x, y). p(x, y) :- p(x, z), e(z, y), !e(y, x).",  # a negation
+    "p(x, y) :- e(x, y). p(x, y) :- p(x, z), e(z, y). p(x, y) :- e(y, x).",  # a third rule
+    "p(x, y) :- e(x, y). p(x, y) :- p(x, z), p(z, y), e(x, y).",  # three atoms
+    "p(x, y) :- e(x, y). p(x, y) :- p(x, 1), e(1, y).",  # a constant
+    "p(1, 2). p(x, y) :- e(x, y). p(x, y) :- p(x, z), e(z, y).",  # a fact
+    "p(x, y) :- e(x, y). p(x, y) :- p(x, z), p(z, y). p(x, y) :- p(y, x).",  # symmetric
+])
+def test_other_shapes_run_as_written(rules):
+    assert _written(rules) is None
+
+
+def test_a_third_column_or_an_input_closure_runs_as_written():
+    three = (".decl e(x:number, y:number)\n.decl p(x:number, y:number, w:number)\n"
+             "p(x, y, 0) :- e(x, y).\np(x, y, w) :- p(x, z, w), e(z, y).\n")
+    assert Program.from_text(three).closures == []
+    read = HEAD + ".input p\np(x, y) :- e(x, y). p(x, y) :- p(x, z), e(z, y)."
+    assert Program.from_text(read).closures == []
+
+
+@pytest.mark.parametrize("name", sorted(p.stem for p in GOLDEN.glob("*.dl")))
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_golden_rewrites(name, strategy, update_golden):
+    """What `sparklog explain --show strategies` prints for each strategy."""
+    program = Program.from_file(GOLDEN / f"{name}.dl")
+    got = strategies(program, strategy) + "\n"
+    path = GOLDEN / f"{name}.{strategy}.out"
+    if update_golden:
+        path.write_text(got)
+    assert path.exists(), f"{path} missing: run pytest --update-golden"
+    assert got == path.read_text()
+
+
+def test_a_pragma_overrides_the_run_strategy_for_its_relation():
+    text = HEAD + ".pragma p(strategy=thirds)\np(x, y) :- e(x, y). p(x, y) :- p(x, z), e(z, y)."
+    program = Program.from_text(text)
+    for strategy in ("asis", "smart", "auto"):
+        _, [choice] = program.rewritten(strategy)
+        assert (choice.strategy, choice.why) == ("thirds", "asked by its .pragma")
+
+
+@pytest.mark.parametrize("directive, message", [
+    (".pragma p(strategy=fast)", "error: .pragma p(strategy=fast): the strategy must be one "
+                                 "of auto, asis, linear, right, left, smart, balance, thirds"),
+    (".pragma p(order=smart)", "error: unknown .pragma key 'order' for p"),
+    (".pragma p", "error: .pragma p says nothing"),
+    (".pragma e(strategy=smart)", "error: .pragma e(strategy=...): e is not a transitive "
+                                  "closure sparklog can rewrite: a base rule e(x, y) :- "),
+    (".pragma q(strategy=smart)", "error: undeclared relation q in .pragma"),
+])
+def test_bad_pragmas_are_reported_where_they_are(directive, message):
+    text = directive + "\n" + HEAD + "p(x, y) :- e(x, y). p(x, y) :- p(x, z), e(z, y)."
+    with pytest.raises(CheckError) as err:
+        Program.from_text(text, "prog.dl")
+    assert str(err.value).startswith(f"prog.dl:1:9: {message}"), str(err.value)
+
+
+@pytest.mark.parametrize("strategy", ["smart", "balance", "thirds"])
+def test_length_strategies_keep_shortest_lengths_in_a_min_lattice(strategy):
+    program = Program.from_file(GOLDEN / "nonlinear.dl")
+    plan = program.plan_for(strategy)
+    assert plan.lattice("path@len") == "min"
+    assert [s.stratum.relations for s in plan.strata] == [("arc",), ("path@len",), ("path",)]
+    assert program.plan_for("asis").lattice("path") is None
+
+
+_GRAPHS = st.lists(st.tuples(st.integers(0, 7), st.integers(0, 7)), max_size=24)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(edges=_GRAPHS, strategy=st.sampled_from(FIXED),
+       name=st.sampled_from(sorted(p.stem for p in GOLDEN.glob("*.dl"))))
+def test_every_rewrite_derives_exactly_the_written_programs_facts(edges, strategy, name):
+    """The oracle: the reference evaluator on the program as written and as rewritten,
+    on random graphs with cycles and self-loops; lengths are shortest-path lengths."""
+    program = Program.from_file(GOLDEN / f"{name}.dl")
+    edge = program.closures[0].edge
+    rows = {(str(a), str(b)) if name == "right" else (a, b) for a, b in edges}
+    written = reference.evaluate(program.ast, {edge: rows})
+    rewritten, _ = program.rewritten(strategy)
+    got = reference.evaluate(rewritten, {edge: rows})
+    for decl in program.ast.decls:
+        assert got[decl.name] == written[decl.name], decl.name
+    lengths = program.closures[0].relation + "@len"
+    if lengths in got:
+        g = nx.DiGraph(list(rows))
+        assert got[lengths] == {
+            (a, b, min(_length(g, a, b)))
+            for a in g for b in nx.descendants(g, a) | ({a} if _on_cycle(g, a) else set())}
+
+
+def _on_cycle(g: nx.DiGraph, a) -> bool:
+    return any(a in c for c in nx.simple_cycles(g))
+
+
+def _length(g: nx.DiGraph, a, b) -> list[int]:
+    """The shortest path from a to b with at least one arc."""
+    if a != b:
+        return [nx.shortest_path_length(g, a, b)]
+    return [1 + nx.shortest_path_length(g, c, a) for c in g.successors(a) if nx.has_path(g, c, a)]
