@@ -291,7 +291,9 @@ def _explain(args) -> int:
     program = _program(args.program)
     show = {s.strip() for s in args.show.split(",")}
     engine = None
-    if "spark-plan" in show:
+    # Spark runs for the iteration plan, and for what --strategy auto measures of the facts
+    if "spark-plan" in show or args.facts is not None and program.closures and \
+            show & {"strategies", "strata", "ir"}:
         from sparklog.engine import Engine
 
         engine = Engine(master=args.master, partitions=args.partitions, conf=conf,

@@ -31,26 +31,32 @@ class Program:
         # the strata that compute a transitive closure (rewrite/closure.py)
         self.closures = closures(self.checked)
         _check_pragmas(self)
-        self._plans: dict[tuple[str, bool], Plan] = {}
-        self._rewritten: dict[str, tuple[n.Program, list[Choice]]] = {}
+        self._plans: dict[tuple, Plan] = {}
+        self._rewritten: dict[tuple, tuple[n.Program, list[Choice]]] = {}
 
-    def rewritten(self, strategy: str = DEFAULTS.strategy) -> tuple[n.Program, list[Choice]]:
+    def rewritten(self, strategy: str = DEFAULTS.strategy,
+                  shapes: Mapping[str, tuple[int, int]] | None = None
+                  ) -> tuple[n.Program, list[Choice]]:
         """The program with each transitive closure rewritten for its strategy, and the
-        strategy chosen for each (rewrite/closure.py)."""
-        if strategy not in self._rewritten:
-            program, trusted, choices = rewrite(self.checked, strategy)
-            self._rewritten[strategy] = (program, choices)
-            self._plans[strategy, False] = lower(check(program, trusted))
-        return self._rewritten[strategy]
+        strategy chosen for each (rewrite/closure.py); ``shapes``: the (arcs, nodes) of
+        edge relations, measured for ``auto``."""
+        key = (strategy, tuple(sorted((shapes or {}).items())))
+        if key not in self._rewritten:
+            program, trusted, choices = rewrite(self.checked, strategy, shapes or {})
+            self._rewritten[key] = (program, choices)
+            self._plans[key + (False,)] = lower(check(program, trusted))
+        return self._rewritten[key]
 
-    def plan_for(self, strategy: str = DEFAULTS.strategy, indexes: bool = True) -> Plan:
+    def plan_for(self, strategy: str = DEFAULTS.strategy, indexes: bool = True,
+                 shapes: Mapping[str, tuple[int, int]] | None = None) -> Plan:
         """The plan a run with these options executes: closures rewritten for
         ``strategy``, with secondary indexes (rewrite/indexes.py) or without."""
-        if (strategy, indexes) not in self._plans:
-            self.rewritten(strategy)
+        key = (strategy, tuple(sorted((shapes or {}).items())))
+        if key + (indexes,) not in self._plans:
+            self.rewritten(strategy, shapes)
             if indexes:
-                self._plans[strategy, True] = add_indexes(self._plans[strategy, False])
-        return self._plans[strategy, indexes]
+                self._plans[key + (True,)] = add_indexes(self._plans[key + (False,)])
+        return self._plans[key + (indexes,)]
 
     @property
     def plan(self) -> Plan:
@@ -92,6 +98,8 @@ class Result:
 
     def __init__(self, db, program: Program, stats: list[dict[str, Any]]) -> None:
         self._db, self._program, self.stats = db, program, stats
+        # how each transitive closure was evaluated, and why (rewrite/closure.py)
+        self.strategies: list[Choice] = []
 
     def __getitem__(self, name: str):
         from sparklog.spark.decode import decode
@@ -162,7 +170,8 @@ class Engine:
         if isinstance(program, str):
             program = Program.from_text(program)
         previous = session.apply_required(self.spark)
-        plan = program.plan_for(self.options.strategy, self.options.indexes)
+        shapes = self.shapes(program, dict(inputs or {}), Path(facts_dir or "."))
+        plan = program.plan_for(self.options.strategy, self.options.indexes, shapes)
         db = Database(self.spark, plan, self.options, sources=program.sources,
                       whole_stage=previous[session.WHOLE_STAGE] or "true",
                       factory_mode=previous[session.FACTORY_MODE] or "FALLBACK")
@@ -183,7 +192,27 @@ class Engine:
         finally:
             db.drop_views()  # results are read from the stored DataFrames, not the views
             session.restore(self.spark, previous)
-        return Result(db, program, stats.records)
+        result = Result(db, program, stats.records)
+        result.strategies = program.rewritten(self.options.strategy, shapes)[1]
+        return result
+
+    def shapes(self, program: Program, inputs: dict[str, Any], facts_dir: Path
+                ) -> dict[str, tuple[int, int]]:
+        """What ``auto`` measures before a run: the (arcs, nodes) of each input edge
+        relation of a closure that it chooses for."""
+        from sparklog.spark.load import shapes
+
+        edges = {c.edge for c in program.closures
+                 if (c.pragma or self.options.strategy) == "auto"}
+        if not edges:
+            return {}
+        from py4j.protocol import Py4JError
+        from pyspark.errors import PySparkException
+
+        try:
+            return shapes(self.spark, program, edges, inputs, facts_dir)
+        except (PySparkException, Py4JError):  # unreadable: the load reports it
+            return {}
 
 
 def spark_message(exc: BaseException) -> str:

@@ -12,11 +12,13 @@ from sparklog.syntax.printer import print_clause, print_program
 def explain(program, show: set[str], engine=None, facts_dir: Path | None = None,
             strategy: str = DEFAULTS.strategy) -> str:
     parts = []
-    plan = program.plan_for(strategy, engine.options.indexes if engine else True)
+    # what auto measures before a run, when there is data to measure
+    shapes = engine.shapes(program, {}, facts_dir) if engine and facts_dir else {}
+    plan = program.plan_for(strategy, engine.options.indexes if engine else True, shapes)
     if "ast" in show:
         parts += ["== AST ==", print_program(program.ast)]
     if "strategies" in show and program.closures:
-        parts += ["== strategies ==", strategies(program, strategy)]
+        parts += ["== strategies ==", strategies(program, strategy, shapes)]
     if "strata" in show:
         parts.append("== strata ==")
         for s in plan.strata:
@@ -26,14 +28,14 @@ def explain(program, show: set[str], engine=None, facts_dir: Path | None = None,
         parts += ["== relational-algebra plan ==", print_plan(plan)]
     if "spark-plan" in show and engine is not None:
         parts += ["== Spark physical plan of one iteration ==",
-                  iteration_plan(engine, program, facts_dir)]
+                  iteration_plan(engine, program, facts_dir, shapes)]
     return "\n".join(parts)
 
 
-def strategies(program, strategy: str) -> str:
+def strategies(program, strategy: str, shapes=None) -> str:
     """Each transitive closure: how it is written, the strategy chosen and why, and the
     rules it is evaluated with (rewrite/closure.py)."""
-    rewritten, choices = program.rewritten(strategy)
+    rewritten, choices = program.rewritten(strategy, shapes)
     lines = []
     for choice in choices:
         c = choice.closure
@@ -46,7 +48,7 @@ def strategies(program, strategy: str) -> str:
     return "\n".join(lines)
 
 
-def iteration_plan(engine, program, facts_dir: Path | None) -> str:
+def iteration_plan(engine, program, facts_dir: Path | None, shapes=None) -> str:
     """The executed plan of the first recursive stratum's first loop iteration: of each
     relation it stores (its secondary indexes too), headed by the relation's name when
     there are several."""
@@ -55,7 +57,7 @@ def iteration_plan(engine, program, facts_dir: Path | None) -> str:
     from sparklog.spark.load import load_inputs
     from sparklog.spark import session
 
-    plan = program.plan_for(engine.options.strategy, engine.options.indexes)
+    plan = program.plan_for(engine.options.strategy, engine.options.indexes, shapes)
     loop = next((sp for sp in plan.strata if sp.loop), None)
     if loop is None:
         return "(no recursive stratum)"

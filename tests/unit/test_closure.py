@@ -143,3 +143,19 @@ def _length(g: nx.DiGraph, a, b) -> list[int]:
     if a != b:
         return [nx.shortest_path_length(g, a, b)]
     return [1 + nx.shortest_path_length(g, c, a) for c in g.successors(a) if nx.has_path(g, c, a)]
+
+
+@pytest.mark.parametrize("shape, strategy", [
+    ((60, 46), "smart"),  # the paired trees: sparse
+    ((1000, 1001), "smart"),  # a chain
+    ((25571, 1005), "left"),  # email-Eu-core: dense
+    (None, "left"),  # not measured: linear, as a nonlinear closure's safe choice
+])
+def test_auto_takes_smart_for_sparse_graphs_and_linear_for_dense_ones(shape, strategy):
+    program = Program.from_file(GOLDEN / "nonlinear.dl")
+    _, [choice] = program.rewritten("auto", {"arc": shape} if shape else {})
+    assert choice.strategy == strategy
+    assert choice.why.startswith("auto: arc ")
+    written_right = Program.from_file(GOLDEN / "right.dl")
+    _, [choice] = written_right.rewritten("auto", {"e": (25571, 1005)})
+    assert choice.strategy == "right"  # a linear closure stays as written when dense

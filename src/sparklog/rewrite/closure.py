@@ -29,6 +29,7 @@ checked as *trusted*.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 from sparklog.errors import UsageError
@@ -125,8 +126,13 @@ def _shape(step: n.Clause, p: str, e: str) -> str | None:
     return None
 
 
-def choose(closure: Closure, strategy: str) -> Choice:
-    """The strategy a closure runs with: its pragma's, else the run's; ``auto`` decides."""
+# ``auto`` takes a length strategy for a graph of at most this many arcs per node
+AUTO_DEGREE = 2.0
+
+
+def choose(closure: Closure, strategy: str, shape: tuple[int, int] | None = None) -> Choice:
+    """The strategy a closure runs with: its pragma's, else the run's; ``auto`` decides
+    from ``shape``, the (arcs, nodes) of its edge relation when they were measured."""
     asked = closure.pragma or strategy
     if asked not in STRATEGIES:
         raise UsageError(f"strategy must be one of {', '.join(STRATEGIES)}, not {asked!r}")
@@ -134,20 +140,34 @@ def choose(closure: Closure, strategy: str) -> Choice:
     if asked == "asis":
         return Choice(closure, closure.written, f"as written ({source})")
     if asked == "linear":
-        linear = closure.written if closure.written != "nonlinear" else "right"
+        linear = closure.written if closure.written != "nonlinear" else "left"
         return Choice(closure, linear, f"{source} linear: {linear}-linear")
     if asked != "auto":
         return Choice(closure, asked, f"asked by {source}")
-    return Choice(closure, "smart", "auto: the rounds of a linear closure grow with the "
-                  "longest shortest path, Smart's with its logarithm, and Smart derives each "
-                  "path once (unique decomposition)")
+    linear = closure.written if closure.written != "nonlinear" else "left"
+    if shape is None:
+        return Choice(closure, linear, f"auto: {closure.edge} was not measured (it is "
+                      f"computed by the program, or no data was given), so {linear}-linear, "
+                      "which derives no path by two decompositions")
+    arcs, nodes = shape
+    degree = arcs / max(nodes, 1)
+    measured = f"{closure.edge} has {arcs} arcs over about {nodes} nodes ({degree:.2f} a node)"
+    if degree <= AUTO_DEGREE:
+        return Choice(closure, "smart", f"auto: {measured}: sparse, so paths are long and "
+                      "few join a pair; Smart takes 1 + ceil(log2 n) rounds for paths of "
+                      "length n, linear n")
+    return Choice(closure, linear, f"auto: {measured}: dense, so many paths join a pair, "
+                  "each a decomposition Smart would derive, and the longest shortest path is "
+                  f"short; {linear}-linear")
 
 
-def rewrite(checked: Checked, strategy: str) -> tuple[n.Program, frozenset[str], list[Choice]]:
+def rewrite(checked: Checked, strategy: str, shapes: Mapping[str, tuple[int, int]]
+            ) -> tuple[n.Program, frozenset[str], list[Choice]]:
     """The program with every recognized closure rewritten for its strategy, the
-    relations the rewrite made (checked as trusted), and the choices made."""
+    relations the rewrite made (checked as trusted), and the choices made; ``shapes``:
+    the (arcs, nodes) measured of edge relations, for ``auto``."""
     program = checked.program
-    choices = [choose(c, strategy) for c in closures(checked)]
+    choices = [choose(c, strategy, shapes.get(c.edge)) for c in closures(checked)]
     clauses = list(program.clauses)
     decls = list(program.decls)
     trusted = set()

@@ -192,3 +192,33 @@ def _intern(db, df: DataFrame, kinds: tuple[str, ...]) -> DataFrame:
         db.add_symbols(df.select(F.xxhash64(c).alias("id"), F.col(c).alias("symbol")).distinct())
     return df.select(*[F.xxhash64(c).alias(c) if c in sym_cols else F.col(c)
                        for c in df.columns])
+
+
+def shapes(spark, program, relations: set[str], inputs: dict[str, Any], facts_dir: Path
+           ) -> dict[str, tuple[int, int]]:
+    """(arcs, nodes) of each of ``relations`` that is an input of two columns: one
+    aggregation job each over the input as given, for the closure strategy ``auto``
+    (rewrite/closure.py). Its malformed lines are left to the load to report; a
+    relation that is not an input is not measured."""
+    out = {}
+    for d in program.checked.inputs():
+        name = d.relation
+        if name not in relations or name in out:
+            continue
+        kinds = program.checked.kinds[name]
+        given = inputs.get(name)
+        if given is not None and not isinstance(given, str | Path):
+            df = from_dataframe(given, name, kinds)
+        else:
+            source = input_source(d, facts_dir)
+            if given is not None:
+                source = Source(name, "parquet" if str(given).endswith(".parquet") else "file",
+                                Path(given), source.delimiter, source.headers)
+            if not source.path.exists():
+                continue  # reported by load_inputs
+            df = read(spark, source, kinds).filter(~F.col("_bad")).drop("_bad")
+        # the nodes are counted approximately (HyperLogLog++, within about 1 per cent)
+        ends = df.select("c0", "c1", F.explode(F.array("c0", "c1")).alias("n"))
+        arcs, nodes = ends.agg(F.countDistinct("c0", "c1"), F.approx_count_distinct("n", rsd=0.01)).first()
+        out[name] = (int(arcs), int(nodes))
+    return out
