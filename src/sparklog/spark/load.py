@@ -201,24 +201,26 @@ def shapes(spark, program, relations: set[str], inputs: dict[str, Any], facts_di
     (rewrite/closure.py). Its malformed lines are left to the load to report; a
     relation that is not an input is not measured."""
     out = {}
+    frames = {}
+    for name, given in inputs.items():  # DataFrames, with or without .input
+        if name in relations and not isinstance(given, str | Path):
+            frames[name] = from_dataframe(given, name, program.checked.kinds[name])
     for d in program.checked.inputs():
         name = d.relation
-        if name not in relations or name in out:
+        if name not in relations or name in frames:
             continue
-        kinds = program.checked.kinds[name]
         given = inputs.get(name)
-        if given is not None and not isinstance(given, str | Path):
-            df = from_dataframe(given, name, kinds)
-        else:
-            source = input_source(d, facts_dir)
-            if given is not None:
-                source = Source(name, "parquet" if str(given).endswith(".parquet") else "file",
-                                Path(given), source.delimiter, source.headers)
-            if not source.path.exists():
-                continue  # reported by load_inputs
-            df = read(spark, source, kinds).filter(~F.col("_bad")).drop("_bad")
+        source = input_source(d, facts_dir)
+        if given is not None:
+            source = Source(name, "parquet" if str(given).endswith(".parquet") else "file",
+                            Path(given), source.delimiter, source.headers)
+        if source.path.exists():  # else reported by load_inputs
+            frames[name] = read(spark, source, program.checked.kinds[name]) \
+                .filter(~F.col("_bad")).drop("_bad")
+    for name, df in frames.items():
         # the nodes are counted approximately (HyperLogLog++, within about 1 per cent)
         ends = df.select("c0", "c1", F.explode(F.array("c0", "c1")).alias("n"))
-        arcs, nodes = ends.agg(F.countDistinct("c0", "c1"), F.approx_count_distinct("n", rsd=0.01)).first()
+        arcs, nodes = ends.agg(F.countDistinct("c0", "c1"),
+                               F.approx_count_distinct("n", rsd=0.01)).first()
         out[name] = (int(arcs), int(nodes))
     return out
