@@ -10,7 +10,7 @@ from typing import Any
 from sparklog.errors import CheckError, EngineError, Reporter, UsageError
 from sparklog.ir.nodes import Plan
 from sparklog.lower import lower
-from sparklog.rewrite.closure import Choice, closures, rewrite
+from sparklog.rewrite.closure import LENGTH, Choice, closures, rewrite
 from sparklog.rewrite.indexes import add_indexes
 from sparklog.options import DEFAULTS, NAMES, Options
 from sparklog.semantics.checks import Checked, check
@@ -121,6 +121,11 @@ class Result:
         return self._db.lineage
 
     def iterations(self, relation: str) -> int:
+        """The rounds of a relation's stratum; of a closure a strategy rewrote, those of
+        the relation that kept its paths' lengths (rewrite/closure.py)."""
+        lengths = relation + LENGTH
+        if any(r["relation"] == lengths for r in self.stats):
+            relation = lengths
         return max((r["iteration"] for r in self.stats if r["relation"] == relation), default=0)
 
 

@@ -55,7 +55,7 @@ def test_home_values_hash_where_spark_places_them(spark):
 @pytest.mark.parametrize("direction", ["up", "down"])
 def test_trees_refined_every_round_are_exact(spark, direction):
     edges = list(gen.tree(9, direction))
-    balanced = sparklog.Engine(spark=spark, partitions=4, **EAGER)
+    balanced = sparklog.Engine(spark=spark, strategy="asis", partitions=4, **EAGER)
     result = run(balanced, TC, {"edge": edges_df(spark, edges)})
     graph = nx.DiGraph(edges)
     assert rows(result["tc"]) == {(a, b) for a in graph for b in nx.descendants(graph, a)}
@@ -63,7 +63,7 @@ def test_trees_refined_every_round_are_exact(spark, direction):
     assert sum(r["refined"] for r in records) > 0
     assert records[-1]["sub_buckets"] > 4
     assert_placed(result)
-    plain = run(sparklog.Engine(spark=spark, partitions=4, balance=False), TC,
+    plain = run(sparklog.Engine(spark=spark, strategy="asis", partitions=4, balance=False), TC,
                 {"edge": edges_df(spark, edges)})
     assert rounds(result) == rounds(plain)
     assert all(r["sub_buckets"] == 4 and not r["refined"] for r in plain.stats)
@@ -80,7 +80,7 @@ def test_refined_relations_on_both_sides_of_joins_tests_and_negations(spark):
     refined relations (which meet their one sub-bucket, or fall back to a shuffle)."""
     graph = nx.gnm_random_graph(60, 150, seed=11, directed=True)
     edges = edges_df(spark, list(graph.edges()))
-    result = run(sparklog.Engine(spark=spark, partitions=3, **EAGER), NONLINEAR, {"edge": edges})
+    result = run(sparklog.Engine(spark=spark, strategy="asis", partitions=3, **EAGER), NONLINEAR, {"edge": edges})
     expected = reference.evaluate(parse(NONLINEAR), {"edge": set(graph.edges())})
     for name in ("tc", "sg", "far"):
         assert rows(result[name]) == expected[name], name
@@ -106,7 +106,7 @@ def test_lattice_relations_refined_keep_one_value_per_key(spark):
     star = [(0, i) for i in range(1, 40)] + [(i, 100 * i + j) for i in range(1, 40)
                                              for j in range(5)]
     both = star + [(b, a) for a, b in star]
-    result = run(sparklog.Engine(spark=spark, partitions=4, **EAGER), CC,
+    result = run(sparklog.Engine(spark=spark, strategy="asis", partitions=4, **EAGER), CC,
                  {"edge": edges_df(spark, both)})
     graph = nx.Graph(both)
     assert rows(result["cc"]) == {(n, min(c)) for c in nx.connected_components(graph) for n in c}
@@ -119,7 +119,7 @@ def test_lattice_relations_refined_keep_one_value_per_key(spark):
     {"pipelined": False}, {"reuse_plans": "off"}, {"reuse_plans": "optimized"},
     {"run_rows": 4}], ids=["serial", "no-reuse", "optimized", "runs"])
 def test_every_way_of_running_rounds_sees_the_new_placement(spark, options):
-    engine = sparklog.Engine(spark=spark, partitions=4, **EAGER, **options)
+    engine = sparklog.Engine(spark=spark, strategy="asis", partitions=4, **EAGER, **options)
     edges = list(gen.tree(8, "up"))
     result = run(engine, TC, {"edge": edges_df(spark, edges)})
     graph = nx.DiGraph(edges)

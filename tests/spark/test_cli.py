@@ -236,7 +236,7 @@ def test_no_deferred_gives_the_first_version_its_own_job(spark, tc_dir, flags, f
 
     stats = tc_dir / "stats.json"
     assert sparklog(str(tc_dir / "tc.dl"), "-F", str(tc_dir / "facts"), "-D", str(tc_dir / "out"),
-                    "--stats", str(stats), *flags) == 0
+                    "--stats", str(stats), "--strategy", "asis", *flags) == 0
     records = [r for r in json.loads(stats.read_text()) if r["relation"] == "tc"]
     assert (records[0]["iteration"], records[0]["spark_jobs"]) == (0, first_jobs)
     assert [r["full"] for r in records] == [3, 5, 6, 6]

@@ -13,6 +13,13 @@ from sparklog.explain import iteration_plan
 from tests.spark.helpers import TC, edges_df, run
 
 
+@pytest.fixture(scope="module")
+def engine(spark):
+    """The rules as written: these tests count the jobs, shuffles and stats of a set
+    relation's rounds, not those of a closure strategy (tests/spark/test_closure.py)."""
+    return sparklog.Engine(spark=spark, partitions=2, strategy="asis")
+
+
 def test_one_tc_iteration_shuffles_only_the_new_tuples(engine, tmp_path):
     from sparklog.gen import write_facts
 
@@ -89,7 +96,7 @@ def test_partition_stats(engine, spark):
 
 def test_storage_memory_stays_flat(spark):
     """Dead versions are released: memory after 60 iterations ~ memory after 20."""
-    engine = sparklog.Engine(spark=spark, partitions=2)
+    engine = sparklog.Engine(spark=spark, partitions=2, strategy="asis")
     sc = spark.sparkContext
     samples = {}
 
@@ -116,7 +123,7 @@ def test_reliable_checkpoints(spark, tmp_path):
 def _jobs_and_stats(spark, program: str, deferred: bool = True, pipelined: bool = True,
                     max_iterations: int | None = None, **inputs):
     engine = sparklog.Engine(spark=spark, partitions=2, deferred=deferred, pipelined=pipelined,
-                             max_iterations=max_iterations)
+                             max_iterations=max_iterations, strategy="asis")
     before = spark.sparkContext._jsc.sc().dagScheduler().nextJobId()
     result = run(engine, program, inputs=inputs)
     jobs = spark.sparkContext._jsc.sc().dagScheduler().nextJobId() - before
@@ -143,7 +150,7 @@ def test_deferred_inputs_no_rule_reads_are_still_counted_and_checked(spark, tmp_
                ".decl c(x: number)\n.output c\nc(x) :- b(x).\n")
     (tmp_path / "a.facts").write_text("1\n2\n2\n")
     (tmp_path / "b.facts").write_text("7\n")
-    engine = sparklog.Engine(spark=spark, partitions=2)
+    engine = sparklog.Engine(spark=spark, partitions=2, strategy="asis")
     result = run(engine, program, facts_dir=tmp_path)
     assert result.size("a") == 2 and result.size("b") == 1 and result.size("c") == 1
     (tmp_path / "a.facts").write_text("1\nx\n")
@@ -214,7 +221,7 @@ def test_pipelined_rounds_plan_while_the_previous_job_runs(spark, monkeypatch):
 
     monkeypatch.setattr(rounds, "_plan", timed_plan)
     monkeypatch.setattr(rounds, "_compute", timed_compute)
-    result = run(sparklog.Engine(spark=spark, partitions=2), TC,
+    result = run(sparklog.Engine(spark=spark, partitions=2, strategy="asis"), TC,
                  inputs={"edge": edges_df(spark, gen.chain(8))})
     assert result.size("tc") == 36
     starts = [e for e in events if e[0] == "start"]
@@ -247,7 +254,8 @@ def test_a_job_failing_at_run_time_is_a_one_line_error(spark, program, bad_input
         edges = edges.withColumn("y", F.when(F.col("y") == 7, F.raise_error(F.lit("edge 7 is bad")))
                                  .otherwise(F.col("y")))
     with pytest.raises(EngineError) as err:
-        run(sparklog.Engine(spark=spark, partitions=2), program, inputs={"edge": edges})
+        run(sparklog.Engine(spark=spark, partitions=2, strategy="asis"), program,
+            inputs={"edge": edges})
     message = str(err.value)
     assert f"Spark failed: {cause}" in message and len(message.splitlines()) == 1, message
 
@@ -261,7 +269,7 @@ def test_whole_stage_codegen_only_for_rounds_over_codegen_rows(spark, tmp_path, 
 
     write_facts(gen.tree(6, "down"), tmp_path / "edge.facts")
     program = sparklog.Program.from_text(TC)
-    plans = {limit: iteration_plan(sparklog.Engine(spark=spark, partitions=2,
+    plans = {limit: iteration_plan(sparklog.Engine(spark=spark, partitions=2, strategy="asis",
                                                    codegen_rows=limit), program, tmp_path)
              for limit in (None, 0)}
     assert "WholeStageCodegen" not in plans[None] and "*(" not in plans[None], plans[None]
@@ -281,7 +289,8 @@ def test_whole_stage_codegen_only_for_rounds_over_codegen_rows(spark, tmp_path, 
     monkeypatch.setattr(rounds, "_choose_codegen", record)
     spark.conf.set("spark.sql.codegen.wholeStage", "true")
     try:
-        result = run(sparklog.Engine(spark=spark, partitions=2, codegen_rows=40), TC,
+        result = run(sparklog.Engine(spark=spark, partitions=2, codegen_rows=40,
+                                     strategy="asis"), TC,
                      inputs={"edge": edges_df(spark, gen.chain(12))})
         assert result.size("tc") == 78
         assert all((rows >= 40) == (on == "true") for rows, on in chosen), chosen

@@ -33,7 +33,7 @@ def test_a_nonlinear_closure_round_moves_only_new_and_outer_rows(spark, tmp_path
     delta; the join with the old version is partition-local. Without: Spark reshuffles
     the stored relation for that join, every round."""
     write_facts(gen.tree(6, "down"), tmp_path / "e.facts")
-    engine = sparklog.Engine(spark=spark, partitions=2, indexes=indexes)
+    engine = sparklog.Engine(spark=spark, partitions=2, indexes=indexes, strategy="asis")
     plan = iteration_plan(engine, sparklog.Program.from_text(NONLINEAR), tmp_path)
     found = _exchanges(plan)
     tc = found["tc"] if indexes else found[""]  # one relation: explain prints no header
@@ -63,7 +63,7 @@ def test_nonlinear_closure_with_and_without_indexes(spark, seed):
     df = edges_df(spark, sorted(edges))
     results = {}
     for indexes in (True, False):
-        engine = sparklog.Engine(spark=spark, partitions=3, indexes=indexes)
+        engine = sparklog.Engine(spark=spark, partitions=3, indexes=indexes, strategy="asis")
         results[indexes] = run(engine, NONLINEAR, inputs={"e": df})
         assert rows(results[indexes]["tc"]) == _closure(edges)
     assert rounds(results[True]) == rounds(results[False])

@@ -22,11 +22,11 @@ from tests.spark.test_runs import NONLINEAR
 @pytest.mark.parametrize("threshold", [1, 30, 300, 100_000])
 def test_thresholds_change_no_round(spark, threshold):
     edges = list(gen.tree(9, "down"))
-    result = run(sparklog.Engine(spark=spark, partitions=4, rollover_rows=threshold), TC,
+    result = run(sparklog.Engine(spark=spark, strategy="asis", partitions=4, rollover_rows=threshold), TC,
                  {"edge": edges_df(spark, edges)})
     graph = nx.DiGraph(edges)
     assert rows(result["tc"]) == {(a, b) for a in graph for b in nx.descendants(graph, a)}
-    whole = run(sparklog.Engine(spark=spark, partitions=4), TC, {"edge": edges_df(spark, edges)})
+    whole = run(sparklog.Engine(spark=spark, strategy="asis", partitions=4), TC, {"edge": edges_df(spark, edges)})
     assert rounds(result) == rounds(whole)
     rolled = [r for r in result.stats if r["inner_iteration"]]
     if threshold <= 30:  # every productive round from the third on rolls over
@@ -41,13 +41,13 @@ def test_thresholds_change_no_round(spark, threshold):
 def test_nonlinear_rules_roll_over_alike(spark):
     graph = nx.gnm_random_graph(50, 110, seed=3, directed=True)
     edges = edges_df(spark, list(graph.edges()))
-    result = run(sparklog.Engine(spark=spark, partitions=3, rollover_rows=1), NONLINEAR,
+    result = run(sparklog.Engine(spark=spark, strategy="asis", partitions=3, rollover_rows=1), NONLINEAR,
                  {"edge": edges})
     expected = reference.evaluate(parse(NONLINEAR), {"edge": set(graph.edges())})
     for name in ("tc", "sg"):
         assert rows(result[name]) == expected[name], name
     assert any(r["inner_iteration"] for r in result.stats)
-    whole = run(sparklog.Engine(spark=spark, partitions=3), NONLINEAR, {"edge": edges})
+    whole = run(sparklog.Engine(spark=spark, strategy="asis", partitions=3), NONLINEAR, {"edge": edges})
     assert rounds(result) == rounds(whole) and rounds(result, "sg") == rounds(whole, "sg")
 
 

@@ -20,12 +20,12 @@ from tests.spark.helpers import TC, edges_df, rounds, rows, run
 @pytest.fixture(scope="module")
 def sealed(spark):
     """Runs sealed at 4 rows: a relation of a few hundred tuples keeps several."""
-    return sparklog.Engine(spark=spark, partitions=2, run_rows=4)
+    return sparklog.Engine(spark=spark, strategy="asis", partitions=2, run_rows=4)
 
 
 @pytest.fixture(scope="module")
 def one_run(spark):
-    return sparklog.Engine(spark=spark, partitions=2, run_rows=0)
+    return sparklog.Engine(spark=spark, strategy="asis", partitions=2, run_rows=0)
 
 
 
@@ -80,7 +80,7 @@ def test_nonlinear_closure_and_same_generation_read_every_run(sealed, one_run, s
 def test_every_way_of_running_rounds_reads_every_run(spark, tmp_path, options):
     if options.get("checkpoint") == "reliable":
         options = {**options, "checkpoint_dir": str(tmp_path)}
-    engine = sparklog.Engine(spark=spark, partitions=2, run_rows=4, **options)
+    engine = sparklog.Engine(spark=spark, strategy="asis", partitions=2, run_rows=4, **options)
     n = 40
     result = run(engine, TC, {"edge": edges_df(spark, gen.chain(n))})
     assert rows(result["tc"]) == {(i, j) for i in range(n + 1) for j in range(i + 1, n + 1)}
