@@ -10,7 +10,9 @@ from typing import Any
 from sparklog.errors import CheckError, EngineError, Reporter, UsageError
 from sparklog.ir.nodes import Plan
 from sparklog.lower import lower
-from sparklog.rewrite.closure import LENGTH, Choice, closures, rewrite
+from sparklog.rewrite import PASSES
+from sparklog.rewrite.closure import LENGTH, Choice, closures
+from sparklog.rewrite.doubling import chains
 from sparklog.rewrite.indexes import add_indexes
 from sparklog.options import DEFAULTS, NAMES, Options
 from sparklog.semantics.checks import Checked, check
@@ -42,9 +44,14 @@ class Program:
         edge relations, measured for ``auto``."""
         key = (strategy, tuple(sorted((shapes or {}).items())))
         if key not in self._rewritten:
-            program, trusted, choices = rewrite(self.checked, strategy, shapes or {})
-            self._rewritten[key] = (program, choices)
-            self._plans[key + (False,)] = lower(check(program, trusted))
+            checked, trusted, choices = self.checked, frozenset(), []
+            for rewrite in PASSES:
+                program, made, chosen = rewrite(checked, strategy, shapes or {})
+                trusted |= made
+                choices += chosen
+                checked = check(program, trusted)
+            self._rewritten[key] = (checked.program, choices)
+            self._plans[key + (False,)] = lower(checked)
         return self._rewritten[key]
 
     def plan_for(self, strategy: str = DEFAULTS.strategy, indexes: bool = True,
@@ -83,8 +90,15 @@ def _check_pragmas(program: Program) -> None:
     """A `.pragma r(strategy=...)` names a transitive closure sparklog recognizes."""
     rep = Reporter()
     recognized = {c.relation for c in program.closures}
+    chained = {r for c in chains(program.checked) for r in c.relations}
     for d in program.checked.program.directives:
-        if d.kind == "pragma" and d.relation not in recognized:
+        if d.kind == "pragma" and d.param("strategy") == "doubling" and d.relation not in chained:
+            rep.error(d.span, f".pragma {d.relation}(strategy=doubling): {d.relation} is not "
+                      "in a chain program (Afrati & Ullman, Definition 3.1): every rule "
+                      f"p(x, y) :- e(x, y), p(x, y) :- e(x, z), q(z, y) or p(x, y) :- "
+                      "q(x, z), e(z, y), with e outside the recursion")
+        elif d.kind == "pragma" and d.param("strategy") != "doubling" and \
+                d.relation not in recognized:
             r = d.relation
             rep.error(d.span, f".pragma {r}(strategy=...): {r} is not a transitive closure "
                       f"sparklog can rewrite: a base rule {r}(x, y) :- e(x, y) and one rule, "

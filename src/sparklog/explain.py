@@ -17,7 +17,7 @@ def explain(program, show: set[str], engine=None, facts_dir: Path | None = None,
     plan = program.plan_for(strategy, engine.options.indexes if engine else True, shapes)
     if "ast" in show:
         parts += ["== AST ==", print_program(program.ast)]
-    if "strategies" in show and program.closures:
+    if "strategies" in show and program.rewritten(strategy, shapes)[1]:
         parts += ["== strategies ==", strategies(program, strategy, shapes)]
     if "strata" in show:
         parts.append("== strata ==")
@@ -33,16 +33,24 @@ def explain(program, show: set[str], engine=None, facts_dir: Path | None = None,
 
 
 def strategies(program, strategy: str, shapes=None) -> str:
-    """Each transitive closure: how it is written, the strategy chosen and why, and the
-    rules it is evaluated with (rewrite/closure.py)."""
+    """Each transitive closure and chain program: how it is written, the strategy chosen
+    and why, and the rules it is evaluated with (rewrite/closure.py, rewrite/doubling.py)."""
+    from sparklog.rewrite.doubling import TRANSFER
+
     rewritten, choices = program.rewritten(strategy, shapes)
     lines = []
     for choice in choices:
         c = choice.closure
-        lines.append(f"{c.relation}: the transitive closure of {c.edge}, written {c.written}"
-                     f"{'-linear' if c.written != 'nonlinear' else ''}; evaluated with "
-                     f"{choice.strategy}: {choice.why}")
-        mine = {c.relation, c.relation + "@len"}
+        if choice.strategy == "doubling":
+            mine = set(c.relations) | {k.head.relation for k in rewritten.clauses
+                                       if k.head.relation.startswith(TRANSFER)}
+            lines.append(f"{', '.join(c.relations)}: a {c.side}-linear chain program; "
+                         f"evaluated with doubling: {choice.why}")
+        else:
+            mine = {c.relation, c.relation + "@len"}
+            lines.append(f"{c.relation}: the transitive closure of {c.edge}, written "
+                         f"{c.written}{'-linear' if c.written != 'nonlinear' else ''}; "
+                         f"evaluated with {choice.strategy}: {choice.why}")
         lines += [f"  {print_clause(k)}" for k in rewritten.clauses
                   if k.head.relation in mine]
     return "\n".join(lines)

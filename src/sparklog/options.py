@@ -12,8 +12,10 @@ from sparklog.errors import UsageError
 CHECKPOINTS = ("local", "reliable")
 PLAN_REUSE = ("executed", "optimized", "off")  # how loop rounds after the first are planned
 # How a transitive closure is evaluated (rewrite/closure.py): "auto" chooses, "asis" runs
-# the rules as written, the others are Afrati & Ullman's length partitions.
-STRATEGIES = ("auto", "asis", "linear", "right", "left", "smart", "balance", "thirds")
+# the rules as written, the others are Afrati & Ullman's length partitions; "doubling"
+# rewrites every chain program by their Theorem 3.1 (rewrite/doubling.py).
+STRATEGIES = ("auto", "asis", "linear", "right", "left", "smart", "balance", "thirds",
+              "doubling")
 
 
 @dataclass(frozen=True)

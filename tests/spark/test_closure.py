@@ -144,3 +144,38 @@ def test_a_pragma_chooses_for_its_relation(spark, tmp_path):
     engine = sparklog.Engine(spark=spark, partitions=2, strategy="smart")
     result = run(engine, text, inputs={"edge": edges_df(spark, sorted(gen.paired_trees(4)))})
     assert _derivations(result) == 288
+
+
+EXAMPLE_3_2 = """
+.decl r(x: number, y: number)
+.input r
+.decl b(x: number, y: number)
+.input b
+.decl p(x: number, y: number)
+.output p
+.decl q(x: number, y: number)
+p(x, y) :- r(x, z), q(z, y).
+q(x, y) :- b(x, z), p(z, y).
+p(x, y) :- r(x, y).
+"""
+
+
+def test_doubling_a_chain_program_takes_logarithmic_rounds(spark):
+    """Theorem 3.1 on Example 3.2 over a path of 64 arcs alternating red and blue: the
+    t predicates' rounds grow with log2 64, the written program's with 64."""
+    n = 64
+    red = edges_df(spark, [(i, i + 1) for i in range(0, n, 2)])
+    blue = edges_df(spark, [(i, i + 1) for i in range(1, n, 2)])
+    results = {}
+    for strategy in ("asis", "doubling"):
+        engine = sparklog.Engine(spark=spark, partitions=2, strategy=strategy)
+        results[strategy] = run(engine, EXAMPLE_3_2, inputs={"r": red, "b": blue})
+    # p: paths from an even node to an odd one, of odd length
+    expected = {(a, c) for a in range(0, n, 2) for c in range(a + 1, n + 1, 2)}
+    assert rows(results["asis"]["p"]) == rows(results["doubling"]["p"]) == expected
+    rounds = {s: {r["relation"]: r["iteration"] for r in result.stats}
+              for s, result in results.items()}
+    assert rounds["asis"]["p"] >= n // 2
+    transfer = max(i for name, i in rounds["doubling"].items() if name.startswith("t@"))
+    assert transfer <= math.ceil(math.log2(n)) + 2, rounds["doubling"]
+    assert rounds["doubling"]["p"] <= 3, rounds["doubling"]

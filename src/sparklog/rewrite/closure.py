@@ -31,6 +31,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from typing import Any
 
 from sparklog.errors import UsageError
 from sparklog.options import STRATEGIES
@@ -54,9 +55,10 @@ class Closure:
 
 @dataclass(frozen=True)
 class Choice:
-    """What a closure is evaluated with, and why (printed by `sparklog explain`)."""
+    """What a closure (or a chain program, rewrite/doubling.py) is evaluated with, and why
+    (printed by `sparklog explain`)."""
 
-    closure: Closure
+    closure: Any  # Closure, or doubling.Chain
     strategy: str
     why: str
 
@@ -142,6 +144,9 @@ def choose(closure: Closure, strategy: str, shape: tuple[int, int] | None = None
     if asked == "linear":
         linear = closure.written if closure.written != "nonlinear" else "left"
         return Choice(closure, linear, f"{source} linear: {linear}-linear")
+    if asked == "doubling":  # a linear closure is a chain program: rewrite/doubling.py
+        return Choice(closure, "doubling" if closure.written != "nonlinear" else "nonlinear",
+                      f"asked by {source}; a nonlinear closure doubles as written")
     if asked != "auto":
         return Choice(closure, asked, f"asked by {source}")
     linear = closure.written if closure.written != "nonlinear" else "left"
@@ -168,6 +173,8 @@ def rewrite(checked: Checked, strategy: str, shapes: Mapping[str, tuple[int, int
     the (arcs, nodes) measured of edge relations, for ``auto``."""
     program = checked.program
     choices = [choose(c, strategy, shapes.get(c.edge)) for c in closures(checked)]
+    # a linear closure to double is the chain pass's (rewrite/doubling.py), and its choice
+    choices = [c for c in choices if c.strategy != "doubling"]
     clauses = list(program.clauses)
     decls = list(program.decls)
     trusted = set()
