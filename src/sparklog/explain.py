@@ -17,8 +17,13 @@ def explain(program, show: set[str], engine=None, facts_dir: Path | None = None,
     plan = program.plan_for(strategy, engine.options.indexes if engine else True, shapes)
     if "ast" in show:
         parts += ["== AST ==", print_program(program.ast)]
-    if "strategies" in show and program.rewritten(strategy, shapes)[1]:
-        parts += ["== strategies ==", strategies(program, strategy, shapes)]
+    if "strategies" in show:
+        from sparklog.rewrite.limits import notes
+
+        text = "\n".join(filter(None, [strategies(program, strategy, shapes),
+                                       *notes(program.checked)]))
+        if text:
+            parts += ["== strategies ==", text]
     if "strata" in show:
         parts.append("== strata ==")
         for s in plan.strata:

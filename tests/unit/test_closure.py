@@ -178,3 +178,20 @@ def test_doubled_chain_programs_derive_the_written_programs_facts(red, blue, nam
     assert choice.strategy == "doubling"
     written, got = reference.evaluate(program.ast, inputs), reference.evaluate(rewritten, inputs)
     assert (got["p"], got["q"]) == (written["p"], written["q"])
+
+
+def test_explain_says_what_log_rounds_would_cost_for_reachability_and_same_generation():
+    """Afrati & Ullman §4: no rewrite keeps their arity; explain says so, and why."""
+    from sparklog.rewrite.limits import notes
+
+    text = (".decl e(x:number, y:number)\n.decl s(x:number)\n.decl r(x:number)\n"
+            "r(x) :- s(x).\nr(y) :- e(x, y), r(x).\n"
+            ".decl sg(x:number, y:number)\nsg(x, y) :- e(x, z), e(y, z).\n"
+            "sg(x, y) :- e(x, xp), sg(xp, yp), e(y, yp).\n"
+            ".decl tc(x:number, y:number)\ntc(x, y) :- e(x, y).\ntc(x, y) :- tc(x, z), e(z, y).\n"
+            ".decl odd(x:number, y:number)\nodd(x, y) :- e(x, y).\n"
+            "odd(x, y) :- e(x, xp), odd(xp, yp), s(yp), e(y, yp).\n")
+    found = notes(Program.from_text(text).checked)
+    assert [line.split(":")[0] for line in found] == ["r", "sg"]
+    assert "Theorem 4.1" in found[0] and "binary closure of e" in found[0]
+    assert "ternary predicate" in found[1]
