@@ -38,33 +38,32 @@ def notes(checked: Checked) -> list[str]:
     return out
 
 
-def _atoms(clause: n.Clause) -> list[n.Atom] | None:
-    if not all(isinstance(lit, n.Atom) and all(isinstance(a, n.Var) for a in lit.args)
-               for lit in clause.body):
-        return None
-    return list(clause.body)
+def _steps(clauses: list[n.Clause], r: str, arity: int, width: int
+           ) -> list[tuple[n.Clause, n.Atom, list[n.Atom]]] | None:
+    """The rules that read ``r``, each with its ``r`` atom and its other atoms, if every
+    rule has ``arity`` head columns and atoms over variables only, and every rule that
+    reads ``r`` reads it once beside ``width`` other atoms; else None."""
+    steps = []
+    for c in clauses:
+        if len(c.head.args) != arity or not all(
+                isinstance(lit, n.Atom) and all(isinstance(a, n.Var) for a in lit.args)
+                for lit in c.body):
+            return None
+        inner = [a for a in c.body if a.relation == r]
+        if not inner:
+            continue
+        if len(inner) != 1 or len(c.body) != width + 1:
+            return None
+        steps.append((c, inner[0], [a for a in c.body if a.relation != r]))
+    return steps
 
 
 def _reachability(clauses: list[n.Clause], r: str) -> bool:
     """``r(x) :- s(x).`` and ``r(y) :- r(x), e(x, y).`` (e in either direction, any order)."""
-    if len(clauses) < 2 or any(len(c.head.args) != 1 for c in clauses):
-        return False
-    steps = 0
-    for c in clauses:
-        atoms = _atoms(c)
-        if atoms is None:
-            return False
-        inner = [a for a in atoms if a.relation == r]
-        if not inner:
-            continue
-        if len(atoms) != 2 or len(inner) != 1:
-            return False
-        (edge,) = [a for a in atoms if a.relation != r]
-        if len(edge.args) != 2 or {inner[0].args[0], c.head.args[0]} != set(edge.args) or \
-                inner[0].args[0] == c.head.args[0]:
-            return False
-        steps += 1
-    return steps > 0
+    steps = _steps(clauses, r, 1, 1)
+    return bool(steps) and len(steps) < len(clauses) and all(
+        len(e.args) == 2 and {inner.args[0], c.head.args[0]} == set(e.args) and
+        inner.args[0] != c.head.args[0] for c, inner, (e,) in steps)
 
 
 def _edge(clauses: list[n.Clause], r: str) -> str:
@@ -74,25 +73,14 @@ def _edge(clauses: list[n.Clause], r: str) -> str:
 
 def _same_generation(clauses: list[n.Clause], r: str) -> bool:
     """``sg(x, y) :- p(x, xp), p(y, yp), sg(xp, yp).`` with a non-recursive base."""
-    if any(len(c.head.args) != 2 for c in clauses):
+    steps = _steps(clauses, r, 2, 2)
+    if not steps or len(steps) == len(clauses):
         return False
-    steps = 0
-    for c in clauses:
-        atoms = _atoms(c)
-        if atoms is None:
-            return False
-        inner = [a for a in atoms if a.relation == r]
-        if not inner:
-            continue
-        if len(atoms) != 3 or len(inner) != 1:
-            return False
-        x, y = c.head.args
-        xp, yp = inner[0].args
-        outer = [a for a in atoms if a.relation != r]
+    for c, inner, outer in steps:
+        (x, y), (xp, yp) = c.head.args, inner.args
         parents = sorted((tuple(a.args) for a in outer), key=str)
         if outer[0].relation != outer[1].relation or \
                 sorted([(x, xp), (y, yp)], key=str) != parents and \
                 sorted([(xp, x), (yp, y)], key=str) != parents:
             return False
-        steps += 1
-    return steps > 0
+    return True
