@@ -49,7 +49,7 @@ def one(spec: str, partitions: int, system: str, ratio: float) -> dict:
                     wall_seconds=round(wall, 2), rounds=[], iterations=rounds)
     import sparklog
 
-    engine = sparklog.Engine(master="local[2]", partitions=partitions,
+    engine = sparklog.Engine(master="local[2]", partitions=partitions, strategy="asis",
                              balance=system == "balance-on", balance_ratio=ratio)
     edges = engine.spark.createDataFrame(workload.edges, "x long, y long")
     started = time.perf_counter()

@@ -29,7 +29,7 @@ def main() -> None:
     from sparklog.spark import session, storage
 
     spark = session.start("local[2]", partitions=2)
-    engine = sparklog.Engine(spark=spark, partitions=2)
+    engine = sparklog.Engine(spark=spark, partitions=2, strategy="asis")
     rewrite = storage._without_estimates
 
     def run() -> tuple[float, float]:

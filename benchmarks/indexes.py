@@ -48,7 +48,7 @@ def one(spec: str, partitions: int, system: str) -> dict:
 
     name, _, graph = spec.partition(":")
     workload = make(graph)
-    engine = sparklog.Engine(master="local[2]", partitions=partitions,
+    engine = sparklog.Engine(master="local[2]", partitions=partitions, strategy="asis",
                              indexes=SYSTEMS[system])
     edges = engine.spark.createDataFrame(workload.edges, "x long, y long")
     inputs = {"edge": edges}

@@ -32,7 +32,7 @@ def main() -> None:
     import sparklog
     from sparklog import gen
 
-    engine = sparklog.Engine(master="local[2]", partitions=2)
+    engine = sparklog.Engine(master="local[2]", partitions=2, strategy="asis")
     sc = engine.spark.sparkContext
     samples = []
     started = time.perf_counter()
@@ -62,7 +62,7 @@ def counter(args) -> None:
 
     import sparklog
 
-    engine = sparklog.Engine(master="local[2]", partitions=2, trace_lineage=True,
+    engine = sparklog.Engine(master="local[2]", partitions=2, trace_lineage=True, strategy="asis",
                              pipelined=args.pipelined)
     seconds = []
     engine.on_record = lambda r: seconds.append(r["seconds"])

@@ -36,7 +36,7 @@ def main() -> None:
     from sparklog.spark import session
 
     spark = session.start("local[2]", partitions=2)
-    engine = sparklog.Engine(spark=spark, partitions=2)
+    engine = sparklog.Engine(spark=spark, partitions=2, strategy="asis")
 
     def case(spec: str):
         """(program, inputs, output relation, expected rows, loop relation)."""

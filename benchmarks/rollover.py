@@ -31,7 +31,8 @@ def one(width: int, length: int, threshold: int, memory: str) -> dict:
     from sparklog.spark import session
 
     spark = session.start("local[2]", 2, {"spark.driver.memory": memory})
-    engine = sparklog.Engine(spark=spark, partitions=2, rollover_rows=threshold)
+    engine = sparklog.Engine(spark=spark, partitions=2, rollover_rows=threshold,
+                             strategy="asis")
     edges = spark.createDataFrame(list(gen.bowtie(width, length)), "x long, y long")
     pid = spark._jvm.java.lang.ProcessHandle.current().pid()
     started = time.perf_counter()

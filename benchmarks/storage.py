@@ -39,7 +39,7 @@ def one(spec: str, config: str) -> dict:
     workload = make(spec)
     kryo = {"spark.serializer": "org.apache.spark.serializer.KryoSerializer"}
     spark = session.start("local[2]", 2, kryo if form.endswith("kryo") else {})
-    engine = sparklog.Engine(spark=spark, partitions=2, run_rows=run_rows,
+    engine = sparklog.Engine(spark=spark, partitions=2, run_rows=run_rows, strategy="asis",
                              serialized=serialized)
     sc = engine.spark.sparkContext
     edges = engine.spark.createDataFrame(workload.edges, "x long, y long")
