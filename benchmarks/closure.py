@@ -1,9 +1,9 @@
 """Transitive-closure strategies (Afrati & Ullman §2) on one nonlinear TC program, with
-DuckDB's recursive CTE beside them.
+the best hand-written PySpark loop and DuckDB's recursive CTE beside them.
 
     python3 -m benchmarks.closure [--workloads chain:200,chain:1000,tree-down:12,paired:8,email]
         [--strategies auto,asis,smart,balance,thirds,left] [--repeat 3] [--partitions 2]
-        [--timeout 600] [--no-duckdb] [--name closure] [--out benchmarks/results]
+        [--timeout 600] [--no-expert] [--no-duckdb] [--name closure] [--out benchmarks/results]
 
 The program is ``PROGRAM`` below (``tc(x, y) :- tc(x, z), tc(z, y).``); every strategy
 rewrites it (rewrite/closure.py): ``asis`` evaluates it as written (nonlinear semi-naive),
@@ -25,6 +25,14 @@ recursive relation (``tc@len`` when the strategy keeps lengths, else ``tc``): ro
 largest iteration, the last, empty one included), derivations (its rounds' derivations,
 the base rule's excluded) and peak stored rows (the largest ``full`` of its records, plus
 the projection ``tc`` when the recursive relation is ``tc@len``).
+
+``expert`` (peers.expert_loop: the best hand-written PySpark DataFrame loop for the linear
+closure, one shuffle and one Spark job per round) runs in a process of its own too, in a
+local[2] session started as sparklog's (``sparklog.Engine(...).spark``, so the session
+settings match) with ``--partitions`` partitions; the loop is run twice over the same edge
+DataFrame (``src``, ``dst``), cold then warm, each timed up to its result's count (the
+size checked). Its rounds are the loop's iterations (the last, empty one included); it
+reports no derivations or peak.
 
 DuckDB (when importable; ``pip install -e '.[bench]'``) runs in a process of its own too:
 the left-linear closure as a ``WITH RECURSIVE`` CTE with ``UNION`` (set semantics), the
@@ -64,6 +72,7 @@ REAL = {  # name: (file, TC size from ../shared/data/README.md)
     "greengenes": ("greengenes-13_5-taxonomy.tsv", 16_764),
 }
 DUCKDB = "duckdb"
+EXPERT = "expert"  # peers.expert_loop, the hand-written PySpark loop
 DUCKDB_TC = ("WITH RECURSIVE tc(x, y) AS (SELECT x, y FROM edge UNION "
              "SELECT tc.x, edge.y FROM tc JOIN edge ON tc.y = edge.x) SELECT count(*) FROM tc")
 LENGTH = "tc@len"
@@ -150,6 +159,31 @@ def one_sparklog(spec: str, partitions: int, strategy: str) -> dict[str, Any]:
                 chosen=chosen, java=java)
 
 
+def one_expert(spec: str, partitions: int) -> dict[str, Any]:
+    """peers.expert_loop twice over the same edges, cold then warm."""
+    import sparklog
+
+    from benchmarks.peers import expert_loop
+
+    pairs = edges(spec)
+    # the session sparklog's runs start (same master, partitions and settings)
+    spark = sparklog.Engine(master="local[2]", partitions=partitions).spark
+    edges_df = spark.createDataFrame(pairs, "src long, dst long")
+    times, sizes, iterations = [], [], []
+    for _ in range(2):
+        started = time.perf_counter()
+        result_df, rounds = expert_loop(spark, edges_df, partitions=partitions)
+        sizes.append(result_df.count())  # already checkpointed: counts the stored rows
+        times.append(round(time.perf_counter() - started, 3))
+        iterations.append(int(rounds))
+    try:
+        java = spark.sparkContext._jvm.System.getProperty("java.version")
+    except Exception:
+        java = None
+    return dict(cold_seconds=times[0], warm_seconds=times[1], sizes=sizes,
+                rounds=iterations[-1], iterations=iterations, java=java)
+
+
 def one_duckdb(spec: str) -> dict[str, Any]:
     """DuckDB's recursive CTE, twice in one fresh connection: cold then warm."""
     import duckdb
@@ -217,6 +251,8 @@ def main() -> int:
     p.add_argument("--partitions", type=int, default=2)
     p.add_argument("--timeout", type=float, default=600.0,
                    help="seconds one run (a process: JVM start and two evaluations) may take")
+    p.add_argument("--expert", action=argparse.BooleanOptionalAction, default=True,
+                   help="also run peers.expert_loop, the hand-written PySpark loop")
     p.add_argument("--duckdb", action=argparse.BooleanOptionalAction, default=True,
                    help="also run DuckDB's recursive CTE (when it is importable)")
     p.add_argument("--name", default="closure")
@@ -225,8 +261,12 @@ def main() -> int:
     args = p.parse_args()
     if args.one:
         spec, system = args.one
-        run = one_duckdb(spec) if system == DUCKDB else one_sparklog(spec, args.partitions,
-                                                                     system)
+        if system == DUCKDB:
+            run = one_duckdb(spec)
+        elif system == EXPERT:
+            run = one_expert(spec, args.partitions)
+        else:
+            run = one_sparklog(spec, args.partitions, system)
         print(json.dumps(run), flush=True)
         return 0
 
@@ -242,6 +282,8 @@ def main() -> int:
         raise SystemExit(f"--strategies: {', '.join(unknown) or 'none given'}; expected some "
                          f"of {', '.join(STRATEGIES)}")
     systems = list(dict.fromkeys(strategies))
+    if args.expert:
+        systems.append(EXPERT)
     notes = []
     if args.duckdb:
         if importlib.util.find_spec("duckdb"):
@@ -367,8 +409,11 @@ def markdown(report: dict[str, Any]) -> str:
         "session start excluded). Rounds, derivations and peak stored rows are those of "
         "the recursive relation (`tc@len` for the strategies that keep lengths, else `tc`; "
         "the peak adds `tc` itself when it is `tc@len`); rounds include the last, empty "
-        "one. ÷ best: cold median over the best strategy's cold median. DuckDB: "
-        "left-linear `WITH RECURSIVE ... UNION` (set semantics), query time only."
+        "one. ÷ best: cold median over the best strategy's cold median. expert: "
+        "`benchmarks/peers.expert_loop`, the hand-written PySpark DataFrame loop for the "
+        "left-linear closure (one shuffle and one Spark job per round) in the same "
+        "session settings, timed up to its result's count; rounds are its iterations. "
+        "DuckDB: left-linear `WITH RECURSIVE ... UNION` (set semantics), query time only."
         f" A run is killed after {m['timeout']:g} s.",
     ]
     for note in report.get("notes", []):
@@ -384,8 +429,8 @@ def markdown(report: dict[str, Any]) -> str:
                   "| ÷ best (cold) | runs |",
                   "| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |"]
         got = {s: summarize([r for r in runs if r["system"] == s]) for s in m["systems"]}
-        best = min((g["cold"] for s, g in got.items() if s != DUCKDB and g["cold"]),
-                   default=None)
+        best = min((g["cold"] for s, g in got.items()
+                    if s not in (DUCKDB, EXPERT) and g["cold"]), default=None)
         for system, g in got.items():
             if system == DUCKDB and not has_duckdb:
                 continue
@@ -404,6 +449,10 @@ def markdown(report: dict[str, Any]) -> str:
             if system == DUCKDB:
                 lines.append(f"| {name} | {_s(g['cold'])} | {_s(g['warm'])} | | | "
                              f"| {ratio} | {status} |")
+                continue
+            if system == EXPERT:
+                lines.append(f"| {name} | {_s(g['cold'])} | {_s(g['warm'])} "
+                             f"| {last['rounds']} | | | {ratio} | {status} |")
                 continue
             lines.append(f"| {name} | {_s(g['cold'])} | {_s(g['warm'])} | {last['rounds']} "
                          f"| {last['derivations']:,} | {last['peak_rows']:,} | {ratio} "

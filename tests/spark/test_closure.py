@@ -179,3 +179,13 @@ def test_doubling_a_chain_program_takes_logarithmic_rounds(spark):
     transfer = max(i for name, i in rounds["doubling"].items() if name.startswith("t@"))
     assert transfer <= math.ceil(math.log2(n)) + 2, rounds["doubling"]
     assert rounds["doubling"]["p"] <= 3, rounds["doubling"]
+
+
+def test_max_iterations_stops_a_length_strategy_as_it_stops_a_set_closure(spark):
+    """--max-iterations on a closure Smart evaluates keeps what the rounds derived (paths
+    up to a length), as for the rules as written, and is not a lattice that failed to
+    converge."""
+    engine = sparklog.Engine(spark=spark, partitions=2, strategy="smart", max_iterations=3)
+    result = run(engine, NONLINEAR, inputs={"edge": edges_df(spark, list(gen.chain(20)))})
+    # rounds 1-3 after the arcs find the paths of lengths 2, 3-4 and 5-8
+    assert rows(result["tc"]) == {(a, b) for a in range(21) for b in range(a + 1, min(a + 8, 20) + 1)}

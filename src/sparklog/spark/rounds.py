@@ -233,7 +233,12 @@ def _stopped(db: Database, sp: StratumPlan, news: dict[str, int]) -> None:
     improving them: a negative cycle under $MIN, say."""
     from sparklog.errors import EngineError
 
-    improving = [r for r in sp.relations if news.get(r) and db.plan.lattice(r)]
+    from sparklog.rewrite.closure import LENGTH
+
+    # a closure's path lengths (rewrite/closure.py) are never improved, only added: what
+    # the rounds derived is a closure's paths up to a length, as for a set relation
+    improving = [r for r in sp.relations
+                 if news.get(r) and db.plan.lattice(r) and not r.endswith(LENGTH)]
     if improving:
         relation = improving[0]
         raise EngineError(
