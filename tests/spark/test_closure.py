@@ -188,4 +188,5 @@ def test_max_iterations_stops_a_length_strategy_as_it_stops_a_set_closure(spark)
     engine = sparklog.Engine(spark=spark, partitions=2, strategy="smart", max_iterations=3)
     result = run(engine, NONLINEAR, inputs={"edge": edges_df(spark, list(gen.chain(20)))})
     # rounds 1-3 after the arcs find the paths of lengths 2, 3-4 and 5-8
-    assert rows(result["tc"]) == {(a, b) for a in range(21) for b in range(a + 1, min(a + 8, 20) + 1)}
+    assert rows(result["tc"]) == {(a, b) for a in range(21)
+                                  for b in range(a + 1, min(a + 8, 20) + 1)}
