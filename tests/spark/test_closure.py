@@ -190,3 +190,22 @@ def test_max_iterations_stops_a_length_strategy_as_it_stops_a_set_closure(spark)
     # rounds 1-3 after the arcs find the paths of lengths 2, 3-4 and 5-8
     assert rows(result["tc"]) == {(a, b) for a in range(21)
                                   for b in range(a + 1, min(a + 8, 20) + 1)}
+
+
+def test_auto_measures_the_edges_it_is_given(spark, tmp_path):
+    """A DataFrame or a facts file: sparse takes Smart, dense stays linear."""
+    from sparklog.gen import write_facts
+
+    sparse = edges_df(spark, sorted(gen.paired_trees(4)))  # 60 arcs, 46 nodes
+    rng = random.Random(5)
+    dense = sorted({(rng.randrange(20), rng.randrange(20)) for _ in range(150)})
+    engine = sparklog.Engine(spark=spark, partitions=2)
+    result = run(engine, NONLINEAR, inputs={"edge": sparse})
+    assert [c.strategy for c in result.strategies] == ["smart"]
+    assert _derivations(result) == 312
+    write_facts(dense, tmp_path / "edge.facts")
+    text = NONLINEAR.replace(".input edge", '.input edge(IO=file, delimiter="\\t")')
+    result = run(engine, text, facts_dir=tmp_path)
+    [choice] = result.strategies
+    assert choice.strategy == "left" and "dense" in choice.why, choice.why
+    assert rows(result["tc"]) == _closure(dense)

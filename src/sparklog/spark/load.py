@@ -196,9 +196,9 @@ def _intern(db, df: DataFrame, kinds: tuple[str, ...]) -> DataFrame:
 
 def shapes(spark, program, relations: set[str], inputs: dict[str, Any], facts_dir: Path
            ) -> dict[str, tuple[int, int]]:
-    """(arcs, nodes) of each of ``relations`` that is an input of two columns: one
-    aggregation job each over the input as given, for the closure strategy ``auto``
-    (rewrite/closure.py). Its malformed lines are left to the load to report; a
+    """(arcs, nodes), approximately, of each of ``relations`` that is an input of two
+    columns: one aggregation job each over the input as given, for the closure strategy
+    ``auto`` (rewrite/closure.py). Its malformed lines are left to the load to report; a
     relation that is not an input is not measured."""
     out = {}
     frames = {}
@@ -217,10 +217,24 @@ def shapes(spark, program, relations: set[str], inputs: dict[str, Any], facts_di
         if source.path.exists():  # else reported by load_inputs
             frames[name] = read(spark, source, program.checked.kinds[name]) \
                 .filter(~F.col("_bad")).drop("_bad")
-    for name, df in frames.items():
-        # the nodes are counted approximately (HyperLogLog++, within about 1 per cent)
-        ends = df.select("c0", "c1", F.explode(F.array("c0", "c1")).alias("n"))
-        arcs, nodes = ends.agg(F.countDistinct("c0", "c1"),
-                               F.approx_count_distinct("n", rsd=0.01)).first()
-        out[name] = (int(arcs), int(nodes))
+    from sparklog.spark.session import FACTORY_MODE, WHOLE_STAGE
+
+    # one pass, counted approximately (HyperLogLog++, about 1%: arcs by their hash), and
+    # interpreted: generating the code of so small a job costs four times its work
+    previous = {key: spark.conf.get(key, None) for key in (WHOLE_STAGE, FACTORY_MODE)}
+    spark.conf.set(WHOLE_STAGE, "false")
+    spark.conf.set(FACTORY_MODE, "NO_CODEGEN")
+    try:
+        for name, df in frames.items():
+            ends = df.select(F.hash("c0", "c1").alias("arc"),
+                             F.explode(F.array("c0", "c1")).alias("node"))
+            arcs, nodes = ends.agg(F.approx_count_distinct("arc", rsd=0.01),
+                                   F.approx_count_distinct("node", rsd=0.01)).first()
+            out[name] = (int(arcs), int(nodes))
+    finally:
+        for key, value in previous.items():
+            if value is None:
+                spark.conf.unset(key)
+            else:
+                spark.conf.set(key, value)
     return out
