@@ -189,8 +189,12 @@ class Engine:
         if isinstance(program, str):
             program = Program.from_text(program)
         previous = session.apply_required(self.spark)
-        shapes = self.shapes(program, dict(inputs or {}), Path(facts_dir or "."))
-        plan = program.plan_for(self.options.strategy, self.options.indexes, shapes)
+        try:  # auto's measurement reads the inputs with the settings a run needs
+            shapes = self.shapes(program, dict(inputs or {}), Path(facts_dir or "."))
+            plan = program.plan_for(self.options.strategy, self.options.indexes, shapes)
+        except BaseException:  # e.g. a DataFrame of the wrong arity
+            session.restore(self.spark, previous)
+            raise
         db = Database(self.spark, plan, self.options, sources=program.sources,
                       whole_stage=previous[session.WHOLE_STAGE] or "true",
                       factory_mode=previous[session.FACTORY_MODE] or "FALLBACK")

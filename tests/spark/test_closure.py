@@ -209,3 +209,18 @@ def test_auto_measures_the_edges_it_is_given(spark, tmp_path):
     [choice] = result.strategies
     assert choice.strategy == "left" and "dense" in choice.why, choice.why
     assert rows(result["tc"]) == _closure(dense)
+
+
+def test_an_input_of_the_wrong_arity_fails_before_auto_measures_and_leaves_the_session(spark):
+    from sparklog.errors import UsageError
+
+    key = "spark.sql.adaptive.enabled"  # a setting a run changes (session.REQUIRED_CONF)
+    before = spark.conf.get(key)
+    spark.conf.set(key, "true")
+    try:
+        wrong = spark.createDataFrame([(1, 2, 3)], "a long, b long, c long")
+        with pytest.raises(UsageError, match="DataFrame for edge has 3 columns"):
+            run(sparklog.Engine(spark=spark, partitions=2), NONLINEAR, inputs={"edge": wrong})
+        assert spark.conf.get(key) == "true"
+    finally:
+        spark.conf.set(key, before)
