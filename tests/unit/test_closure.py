@@ -20,7 +20,8 @@ from tests import reference
 GOLDEN = Path(__file__).parent.parent / "golden" / "closure"
 FIXED = [s for s in STRATEGIES if s != "auto"]
 
-HEAD = ".decl e(x:number, y:number)\n.input e\n.decl p(x:number, y:number)\n.output p\n"
+HEAD = (".decl e(x:number, y:number)\n.input e\n.decl p(x:number, y:number)\n.output p\n"
+        ".decl u(x:number)\n.decl t(x:number, y:number, z:number)\n.decl n()\n")
 
 
 def _written(rules: str) -> str | None:
@@ -50,6 +51,10 @@ def test_closures_are_recognized_in_every_written_form(rules, written):
     "p(x, y) :- e(x, y). p(x, y) :- p(x, 1), e(1, y).",  # a constant
     "p(1, 2). p(x, y) :- e(x, y). p(x, y) :- p(x, z), e(z, y).",  # a fact
     "p(x, y) :- e(x, y). p(x, y) :- p(x, z), p(z, y). p(x, y) :- p(y, x).",  # symmetric
+    "p(x, y) :- e(x, y). p(x, y) :- u(x), p(x, y).",  # a unary atom
+    "p(x, y) :- e(x, y). p(x, y) :- p(x, y), u(x).",
+    "p(x, y) :- e(x, y). p(x, y) :- p(x, z), t(z, y, x).",  # a ternary atom
+    "p(x, y) :- e(x, y). p(x, y) :- n(), p(x, y).",  # a nullary atom
 ])
 def test_other_shapes_run_as_written(rules):
     assert _written(rules) is None

@@ -115,6 +115,8 @@ def _shape(step: n.Clause, p: str, e: str) -> str | None:
     x, y = step.head.args
     for first, second in (step.body, step.body[::-1]):
         a, b = first.args, second.args
+        if len(a) != 2 or len(b) != 2:
+            return None
         z = a[1]
         if a[0] != x or b != (z, y) or z in (x, y):
             continue

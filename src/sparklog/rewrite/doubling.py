@@ -85,6 +85,8 @@ def _form(clause: n.Clause, members: tuple[str, ...]) -> str | None:
         return "basis" if e.relation not in members and e.args == (x, y) else None
     if len(atoms) != 2:
         return None
+    if any(len(a.args) != 2 for a in atoms):
+        return None
     for first, second in (atoms, atoms[::-1]):
         z = first.args[1]
         if first.args[0] != x or second.args != (z, y) or z in (x, y):
