@@ -234,7 +234,8 @@ def _strategy_option(p: argparse.ArgumentParser) -> None:
     p.add_argument("--strategy", choices=STRATEGIES, default=DEFAULTS.strategy,
                    help="how a transitive closure is evaluated: as written (asis), linear "
                         "(right or left), or in logarithmic rounds with each path derived "
-                        "once (smart, balance, thirds: Afrati & Ullman); auto chooses. A "
+                        "once (smart, balance, thirds: Afrati & Ullman); auto chooses; "
+                        "doubling rewrites chain programs into binary t predicates. A "
                         "relation's .pragma r(strategy=...) overrides it; default "
                         "%(default)s")
 
