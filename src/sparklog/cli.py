@@ -151,6 +151,9 @@ def _parser() -> argparse.ArgumentParser:
                           "their own, not in the job of the first round that reads them")
     run.add_argument("--no-pipelined", dest="pipelined", action="store_false",
                      help="plan each round only after the previous round's job has ended")
+    run.add_argument("--no-skip-idle", dest="skip_idle", action="store_false",
+                     help="run every relation of a recursive stratum in every round, also "
+                          "those none of whose rules has a delta to read")
     run.add_argument("--plan-reuse", dest="reuse_plans", choices=PLAN_REUSE,
                      default=DEFAULTS.reuse_plans,
                      help="how loop rounds after the first are planned: run the executed plan "
@@ -352,7 +355,8 @@ def _run(args) -> int:
         engine = Engine(spark, partitions=args.partitions,
                         checkpoint="reliable" if args.checkpoint_dir else "local",
                         checkpoint_dir=args.checkpoint_dir, deferred=args.deferred,
-                        pipelined=args.pipelined, reuse_plans=args.reuse_plans,
+                        pipelined=args.pipelined, skip_idle=args.skip_idle,
+                        reuse_plans=args.reuse_plans,
                         join_planning=args.join_planning, broadcast_rows=args.broadcast_rows,
                         max_iterations=args.max_iterations,
                         codegen_rows=args.codegen_rows, run_rows=args.run_rows,

@@ -34,6 +34,9 @@ class Options:
     deferred: bool = True
     # Round k+1 is planned while round k's job runs (local checkpoints only).
     pipelined: bool = True
+    # A loop round skips the relations none of whose kernels has a delta to read: they keep
+    # their stored runs, with no job and nothing rewritten (rounds._prune).
+    skip_idle: bool = True
     # Rounds reading at least this many stored rows use whole-stage code generation, the
     # others run without it (see Database.use_codegen). None: no round uses it; 0: every round
     # does, as the session would by default.
@@ -106,7 +109,7 @@ class Options:
                 continue
             if not isinstance(value, int) or value < low:
                 raise UsageError(f"{name} must be at least {low}, not {value!r}")
-        for name in ("balance", "indexes", "serialized"):
+        for name in ("balance", "indexes", "serialized", "skip_idle"):
             if not isinstance(getattr(self, name), bool):
                 raise UsageError(f"{name} must be True or False, not {getattr(self, name)!r}")
         if not isinstance(self.balance_ratio, (int, float)) or not self.balance_ratio >= 1:

@@ -44,3 +44,13 @@ def test_random_programs_agree_with_reference(spark, mechanism):
              for s in SEEDS[mechanism]]
     failed = [o for o in run_cases(engine, spark, cases) if o.status != "ok"]
     assert not failed, "\n".join(report(o) for o in failed)
+
+
+def test_random_lattice_programs_in_runs_agree_with_reference(spark):
+    """Lattice programs with every run sealed at one row: improvements reach sealed runs
+    and are compacted (combine.LatticeCombine, storage.Database.compact)."""
+    engine = sparklog.Engine(spark=spark, **MECHANISMS["runs"])
+    cases = [make_case(s, f"l{s}_", lattice=True, max_inputs=3, max_groups=3)
+             for s in range(800, 812)]
+    failed = [o for o in run_cases(engine, spark, cases) if o.status != "ok"]
+    assert not failed, "\n".join(report(o) for o in failed)

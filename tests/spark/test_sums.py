@@ -107,3 +107,25 @@ def test_pagerank_is_networkx(engine):
     for _ in range(25):
         x = x @ google
     assert sum(abs(got[v] - x[i]) for i, v in enumerate(nodes)) < 1e-12
+
+
+def test_idle_relations_are_skipped_with_the_same_ranks(spark):
+    """PageRank's relations take turns (ranks, contributions, totals): a round runs only
+    those with a delta to read (rounds._prune). The ranks equal those of every relation run
+    every round, bit for bit, and the skipped records ran no job and wrote nothing."""
+    df = frame(spark, [(a, b, 0) for a, b in EDGES], weighted=False)
+    results = {}
+    for skip in (True, False):
+        engine = sparklog.Engine(spark=spark, partitions=2, skip_idle=skip)
+        result = engine.run(sparklog.Program.from_text(programs.path("pagerank").read_text()),
+                            {"edge": df, "iterations": spark.range(1).selectExpr("6L AS k"),
+                             "damping": spark.range(1).selectExpr("0.85D AS a")})
+        results[skip] = result
+    assert rows(results[True]["pagerank"]) == rows(results[False]["pagerank"])
+    loop = lambda r: [s for s in r.stats if s["iteration"] >= 2 and s["relation"] in  # noqa
+                      ("rank", "share", "share@c")]
+    skipped = [s for s in loop(results[True]) if s["spark_jobs"] == 0]
+    assert skipped and all(s["delta"] == 0 and s["written"] == 0 for s in skipped)
+    assert not [s for s in loop(results[False]) if s["spark_jobs"] == 0]
+    jobs = {k: sum(s["spark_jobs"] for s in r.stats) for k, r in results.items()}
+    assert jobs[True] < jobs[False]

@@ -95,12 +95,21 @@ _APPEND = AppendCombine()
 class LatticeCombine:
     """One row per independent key, its value the lattice join of full's and the candidates'.
 
-    ``full ∪ candidates`` is grouped by the independent columns and the sub-bucket: both
-    sides are partitioned by a subset of those (the bucket columns and ``_sb``), so the
-    aggregation runs inside each partition with no second shuffle. Per key it computes the
-    best value over both sides and the stored one alone; the key is NEWEST when the best
-    beats the stored value (or there was none), else OLDER (in the preamble, iteration 0,
-    it keeps its stored stamp, as a set relation's rows do).
+    A lattice relation is stored as runs, as a set relation is (Database.merges): the new
+    run holds the rows of the newest runs it replaces (``merged``) and the keys the
+    candidates improve; the runs before them (sealed) are not rewritten. ``merged ∪
+    candidates ∪ (sealed ⋉ candidates' keys)`` is grouped by the independent columns and
+    the sub-bucket: every side is partitioned by a subset of those (the bucket columns and
+    ``_sb``), so the semi-join and the aggregation run inside each partition with no second
+    shuffle. Per key it computes the best value over every side and the stored one alone;
+    the key is NEWEST when the best beats the stored value (or there was none), else OLDER
+    (in the preamble, iteration 0, it keeps its stored stamp, as a set relation's rows
+    do). A key that is only in a sealed run and does not improve stays there alone.
+
+    A key improved while its value lies in a sealed run leaves a stale row there: the
+    ``stale`` metric counts them, and Database.compact removes them before the next round
+    reads the runs (rounds._loop), so every key has one row in ``full`` whenever a round
+    starts.
     """
 
     def __init__(self, layout: Layout) -> None:
@@ -108,20 +117,26 @@ class LatticeCombine:
 
     def merge(self, db: Database, relation: str, new: Any, runs: list[Any], merged: list[Any],
               iteration: int, metrics: Metrics) -> Any:
-        assert len(runs) == len(merged) <= 1, relation  # one run (Database.merges)
-        old = runs[0] if runs else None
+        sealed = runs[:len(runs) - len(merged)]
         spark, cols, layout = db.spark, db.columns(relation), self.layout
         unsigned = db.kinds(relation)[layout.dependent] == "unsigned"
         value = f"c{layout.dependent}"
+        names = _names(layout)
+        key_names = [c for c in names if c != value]
         candidates = DataFrame(new, spark).select(
-            *[F.col(c) for c in _names(layout)], F.lit(NEWEST).alias(IT), F.lit(1).alias("_src"))
+            *[F.col(c) for c in names], F.lit(NEWEST).alias(IT), F.lit(1).alias("_src"))
         union = candidates
-        if old is not None:
-            stored = DataFrame(old, spark).select(*[F.col(c) for c in _names(layout)], F.col(IT),
+        for run in merged:  # (src 0) the runs the new one replaces
+            stored = DataFrame(run, spark).select(*[F.col(c) for c in names], F.col(IT),
                                                   F.lit(0).alias("_src"))
-            union = stored.unionByName(candidates)
-        keys = [F.col(c) for c in _names(layout) if c != value]
-        stored_only = lambda c: F.when(F.col("_src") == 0, c)  # noqa: E731
+            union = stored.unionByName(union)
+        for run in sealed:  # (src 2) sealed rows of the candidates' keys only
+            probe = DataFrame(run, spark).join(candidates.select(*key_names), key_names,
+                                               "left_semi")
+            union = union.unionByName(probe.select(*[F.col(c) for c in names], F.col(IT),
+                                                   F.lit(2).alias("_src")))
+        keys = [F.col(c) for c in key_names]
+        stored_only = lambda c: F.when(F.col("_src") != 1, c)  # noqa: E731
         if layout.lattice in ("min", "max"):
             # (1) in the lattice's order: unsigned values compared as unsigned
             ordered = (F.col(value).bitwiseXOR(F.lit(_SIGN_BIT)) if unsigned else F.col(value))
@@ -147,13 +162,18 @@ class LatticeCombine:
                                                  (F.col("_cand") != F.col("_was")))
             best = F.coalesce(F.col("_cand"), F.col("_was"))
         grouped = union.groupBy(*keys).agg(
-            *aggregates, F.max(stored_only(F.col(IT))).alias("_stamp"))
+            *aggregates, F.max(F.when(F.col("_src") == 0, F.col(IT))).alias("_stamp"),
+            F.max(F.col("_src") == 0).alias("_merged"), F.max(F.col("_src") == 2).alias("_sealed"))
         kept = F.lit(OLDER) if iteration >= 1 else F.col("_stamp")
-        merged = grouped.select(*keys, best.alias(value),
-                                F.when(improved, F.lit(NEWEST)).otherwise(kept).alias(IT),
-                                improved.alias("_new"))
-        # (2) observed: n is the improved keys; the per-partition counts are of full'
-        observed = metrics.on(merged._jdf, *lattice_counts(db))
+        merged_rows = grouped.select(*keys, best.alias(value),
+                                     F.when(improved, F.lit(NEWEST)).otherwise(kept).alias(IT),
+                                     improved.alias("_new"), F.col("_merged"),
+                                     (improved & F.coalesce(F.col("_sealed"), F.lit(False)))
+                                     .alias("_stale"))
+        if sealed:  # a sealed key that did not improve stays in its run alone
+            merged_rows = merged_rows.where(F.col("_merged") | F.col("_new"))
+        # (2) observed: n is the improved keys; the per-partition counts are of the new run
+        observed = metrics.on(merged_rows._jdf, *lattice_counts(db))
         return observed.select(cols.stored)
 
 
@@ -186,9 +206,12 @@ def _names(layout: Layout) -> list[str]:
 
 
 def lattice_counts(db: Database) -> tuple[Column, Any]:
-    """``n``: the improved keys; ``rows`` and ``p0..``: full' in all and per partition."""
+    """``n``: the improved keys; ``stale``: those whose old row stays in a sealed run;
+    ``rows`` and ``p0..``: the new run in all and per partition."""
     if db._lattice_counts is None:
-        rest = [F.count(F.lit(1)).alias("rows")] + db.partition_counts()
+        rest = [F.count(F.lit(1)).alias("rows"),
+                F.sum(F.when(F.col("_stale"), 1).otherwise(0)).alias("stale")] + \
+            db.partition_counts()
         db._lattice_counts = (F.sum(F.when(F.col("_new"), 1).otherwise(0)).alias("n"),
                               jvm.seq(db.spark, rest))
     return db._lattice_counts

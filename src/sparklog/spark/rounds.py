@@ -67,7 +67,10 @@ def _evaluate_stratum(db: Database, sp: StratumPlan, stats: Stats) -> None:
     db.templates.clear()  # another stratum's plans
     _round(db, sp, sp.preamble, stats)
     if sp.stratum.recursive:
-        _loop(db, sp, stats)
+        try:
+            _loop(db, sp, stats)
+        finally:
+            db.aged = set()  # later strata read full versions only
 
 
 def _loop(db: Database, sp: StratumPlan, stats: Stats) -> None:
@@ -112,31 +115,37 @@ def _loop(db: Database, sp: StratumPlan, stats: Stats) -> None:
     job: _Job | None = None  # the running job of ``current``, when already started
     while ahead is not None:
         current, iteration, ahead = ahead, db.iteration, None
+        if job is None:
+            current = _prune(db, sp, current)
         if job is None and reliable:
             job = _Job(db, _store, current)
         elif job is None:
             _mark(db, current)
             job = _Job(db, _compute, current)
         if overlap:
-            previous = _swap(db, current)
+            previous = _swap(db, current, sp)
             if within(iteration + 1):
                 db.iteration = iteration + 1
                 ahead = _plan(db, sp, sp.loop)
             job.wait()
         else:
             job.wait()
-            previous = _swap(db, current)
+            previous = _swap(db, current, sp)
         now = time.perf_counter()
         # round 1's job computed every deferred version the loop reads: the rounds after
         # it read the same relations, so they have none to settle (two calls per RDD)
         news, job = _count_round(db, sp, current, settle=iteration == 1), None
-        if _balance(db, sp, iteration, news) and ahead is not None:
-            ahead = _plan(db, sp, sp.loop)  # planned over the old placement: plan it again
+        moved = _compact(db, current)
+        moved = _balance(db, sp, iteration, news) or moved
+        if moved and ahead is not None:
+            ahead = _plan(db, sp, sp.loop)  # planned over the old runs: plan it again
         if overlap and ahead is not None and any(news[r] for r in sp.stratum.relations):
             # the next round's job starts before this round's records are written
+            ahead = _prune(db, sp, ahead)
             _mark(db, ahead)
             job = _Job(db, _compute, ahead)
         _record_round(db, sp, current, stats, iteration, round(now - finished, 4), news)
+        _record_skipped(db, sp, current, stats, iteration, round(now - finished, 4))
         finished = now
         for versions in [*previous, *(step.pieces for step in current)]:
             for version in versions:
@@ -148,6 +157,57 @@ def _loop(db: Database, sp: StratumPlan, stats: Stats) -> None:
         if not overlap and within(iteration + 1):
             db.iteration = iteration + 1
             ahead = _plan(db, sp, sp.loop)
+
+
+def _live(db: Database, kernel: Kernel) -> bool:
+    """Whether a loop kernel may derive anything: not if its delta relation's last round
+    was skipped (its delta is empty: Database.aged)."""
+    if kernel.delta is None:
+        return True
+    return kernel.steps[kernel.delta].relation not in db.aged
+
+
+def _prune(db: Database, sp: StratumPlan, steps: list[_Step]) -> list[_Step]:
+    """A planned loop round without the steps of relations none of whose kernels has a
+    delta to read, decided once the round before it is counted (its news are the deltas
+    this round reads). A skipped relation keeps its stored runs as they are, with no job
+    and nothing rewritten; its delta is then empty and every stored row old
+    (Database.aged, set when the round's versions are swapped in: :func:`_swap`). A
+    stratum whose relations take turns (PageRank's ranks, contributions and totals) then
+    runs only the relations whose turn it is. Not the first loop round: the deltas it
+    reads were counted by the job that computed them, not yet booked."""
+    if db.iteration < 2 or not db.options.skip_idle:
+        return steps
+    delta = lambda k: k.steps[k.delta].relation  # noqa: E731
+    kept = []
+    for step in steps:
+        kernels = [k for k in sp.loop if k.relation == step.relation]
+        if any(k.delta is None or db.last_delta.get(delta(k), 0) > 0 for k in kernels):
+            kept.append(step)
+    return kept
+
+
+def _record_skipped(db: Database, sp: StratumPlan, steps: list[_Step], stats: Stats,
+                    iteration: int, seconds: float) -> None:
+    """The stats records of the relations a round skipped (:func:`_prune`): no new tuple,
+    no derivation, no job, nothing written."""
+    computed = {step.relation for step in steps}
+    for relation in sp.relations:
+        if relation in computed or db.layout(relation).index_of is not None:
+            continue
+        stats.add(**_record(db, sp, relation, iteration, 0, 0), inner_iteration=0,
+                  largest_inner=None, outer="local", seconds=seconds, spark_jobs=0, written=0)
+
+
+def _compact(db: Database, steps: list[_Step]) -> bool:
+    """Remove the stale rows the round just counted (``steps``) left in lattice relations'
+    sealed runs (Database.compact), before the next round reads them, in the jobs of the
+    relation's round (its stats record counts them); whether any run changed."""
+    stale = [step for step in steps if step.relation in db.stale]
+    for step in stale:
+        db.spark.sparkContext.setJobGroup(step.group, step.description)
+        db.compact(step.relation)
+    return bool(stale)
 
 
 def _balance(db: Database, sp: StratumPlan, iteration: int, news: dict[str, int]) -> bool:
@@ -368,14 +428,16 @@ def _plan(db: Database, sp: StratumPlan, kernels: tuple[Kernel, ...]) -> list[_S
     steps = []
     scans: dict[str, Any] = {}  # the versions' blocks, made once for every rerun
     for relation in sp.relations:
-        mine = [k for k in kernels if k.relation == relation]
+        mine = [k for k in kernels if k.relation == relation
+                and (kernels is not sp.loop or _live(db, k))]
         if not mine and relation in db.stored:
             continue
         # one kept plan per join-planning choice and per shape of the stored runs (how
         # many each relation has, how many this one's version replaces): each changes it
         choice = "".join("b" if db.broadcast_delta(k) else "-" for k in mine)
         merges = db.merges(relation, db.iteration)
-        shape = ",".join(str(len(db.runs(r))) for r in sp.relations)
+        shape = ",".join(str(len(db.runs(r))) + ("a" if r in db.aged else "")
+                         for r in sp.relations)
         key = f"{sp.stratum.index}/{relation}/{choice}/{shape}/{merges}"
         slices = _slices(db, sp, relation, mine) if kernels is sp.loop else 1
         planned = _replan(db, key, relation, versions, scans) if versions and slices == 1 \
@@ -534,7 +596,8 @@ def _round(db: Database, sp: StratumPlan, kernels: tuple[Kernel, ...], stats: St
     return news
 
 
-def _swap(db: Database, steps: list[_Step]) -> list[list[DataFrame]]:
+def _swap(db: Database, steps: list[_Step], sp: StratumPlan | None = None
+          ) -> list[list[DataFrame]]:
     """Make the round's versions the newest stored runs; return, per step, the runs they
     replace (Database.replace)."""
     for step in steps:  # until its round is counted (Database.add_new), a run's rows are
@@ -542,6 +605,9 @@ def _swap(db: Database, steps: list[_Step]) -> list[list[DataFrame]]:
         if step.full is not None and step.merges is not None:
             step.full.__dict__.setdefault(
                 "_sparklog_rows", step.new.rows + db.last_delta.get(step.relation, 0))
+    if sp is not None:  # a loop round: the relations it skipped now have no delta
+        swapped = {step.relation for step in steps}
+        db.aged = {r for r in sp.relations if r in db.stored and r not in swapped}
     return [db.replace(step.relation, step.full, step.merges) for step in steps]
 
 
@@ -661,4 +727,7 @@ def _record(db: Database, sp: StratumPlan, relation: str, iteration: int, delta:
                 consolidated=db.balanced.pop(relation, (0, 0))[1],
                 # a lattice relation's delta is its improved keys (new ones included);
                 # None for a set relation, whose delta only ever adds tuples
-                improved=delta if db.plan.lattice(relation) else None)
+                improved=delta if db.plan.lattice(relation) else None,
+                # a lattice relation's old rows of keys it improved in its sealed runs,
+                # removed before the next round (Database.compact)
+                stale=db.compacted.pop(relation, 0))

@@ -188,6 +188,12 @@ class Database:
     delta_before: dict[str, int] = field(default_factory=dict)
     derived_last: dict[str, int] = field(default_factory=dict)
     _key_counts: dict[str, str] = field(default_factory=dict)  # see key_counts()
+    # lattice relations whose sealed runs hold stale rows since the last round (compact())
+    stale: dict[str, int] = field(default_factory=dict)
+    # relations whose last loop round was skipped, no kernel of theirs having a delta to
+    # read (rounds._prune): their delta is empty and every stored row is old
+    aged: set[str] = field(default_factory=set)
+    compacted: dict[str, int] = field(default_factory=dict)  # for the round's stats record
 
     def __post_init__(self) -> None:
         if self.options.trace_lineage:
@@ -277,8 +283,9 @@ class Database:
         """How many of the relation's newest runs its next version rewrites (with the new
         tuples); the runs before them stay as they are.
 
-        All of them in a preamble, for a lattice relation (one row per key: the combine
-        step rewrites it) and with ``run_rows`` 0. Otherwise the newest run takes the
+        All of them in a preamble and with ``run_rows`` 0. A lattice relation's runs are
+        merged the same way (combine.LatticeCombine reads the sealed ones for the keys it
+        combines). Otherwise the newest run takes the
         round's new tuples while it holds at most ``run_rows`` rows (rewritten, so a small
         relation stays one run). Once larger it is sealed, and the new tuples start a run
         of their own, unless the runs before it hold no more than twice the rows gathered
@@ -289,7 +296,7 @@ class Database:
         """
         runs = self.runs(relation)
         limit = self.options.run_rows
-        if iteration == 0 or not limit or self.layout(relation).lattice is not None:
+        if iteration == 0 or not limit:
             return len(runs)
         if not runs or self.rows_of(relation, runs[-1]) <= limit:
             return len(runs[-1:])
@@ -298,6 +305,59 @@ class Database:
             gathered += self.rows_of(relation, runs[-1 - merged])
             merged += 1
         return 0 if merged == 1 else merged
+
+    def parts_of(self, run: DataFrame) -> list[int]:
+        """A lattice relation's run's rows per partition: counted by the round that wrote
+        it (add_new), else by a small job."""
+        parts = run.__dict__.get("_sparklog_parts")
+        if parts is None:
+            parts = _partition_sizes(run, self.options.partitions)
+            run.__dict__["_sparklog_parts"] = parts
+        return parts
+
+    def compact(self, relation: str) -> None:
+        """Remove the stale rows a round left in a lattice relation's sealed runs: the old
+        values of keys it improved (combine.LatticeCombine), whose new values are the
+        newest run's NEWEST rows. Each sealed run is anti-joined with those keys inside
+        each partition (both are placed and sorted by them) and stored again, a job per
+        run; the newest run stays as it is."""
+        layout = self.layout(relation)
+        cols = self.columns(relation)
+        value = f"c{layout.dependent}"
+        keys = [c for c in (f"c{i}" for i in layout.key) if c != value] + [SB] + \
+            [f"c{i}" for i in layout.rest if i != layout.dependent]
+        improved = self.stored[relation].where(F.col(IT) == NEWEST).select(*keys)
+        old = self.sealed.get(relation, [])
+        kept: list[DataFrame] = []
+        for run in old:
+            metrics = Metrics(self.spark, f"compact_{relation}_{next(_RUNS)}")
+            jdf = run.join(improved, keys, "left_anti")._jdf.select(cols.stored) \
+                .sortWithinPartitions(cols.sort)
+            if not self.placed(relation, jdf):
+                jdf = self._restore_placement(relation, jdf, metrics).sortWithinPartitions(
+                    cols.sort)
+            jdf = metrics.on(jdf, *self.per_partition())
+            metrics.source = jdf
+            compacted = _checkpoint(DataFrame(jdf, self.spark), self.options, eager=False)
+            kept.append(compacted)
+            compacted.__dict__["_sparklog_metrics"] = metrics
+        for run in kept:
+            rdd = _stored_rdd(run)
+            if rdd is not None:
+                rdd.doCheckpoint()
+        parts = range(self.options.partitions)
+        for run in kept:
+            counted = run.__dict__.pop("_sparklog_metrics").get
+            run.__dict__["_sparklog_parts"] = [counted.get(f"p{p}") or 0 for p in parts]
+            run.__dict__["_sparklog_rows"] = int(counted["n"] or 0)
+        self.sealed[relation] = kept
+        newest = self.stored[relation]
+        self.partition_sizes[relation] = [sum(c) for c in zip(
+            self.parts_of(newest), *(self.parts_of(r) for r in kept))]
+        self.sizes[relation] = sum(self.partition_sizes[relation])
+        self.compacted[relation] = self.stale.pop(relation, 0)
+        for run in old:
+            self.release(run)
 
     def symbols_view(self) -> str:
         """The symbol table as a view, for kernels that read a symbol's text."""
@@ -421,10 +481,18 @@ class Database:
         if metrics.placed is not None:  # placement restored: counts of the whole version
             placed = metrics.placed.get
             sizes = [placed.get(f"p{p}") or 0 for p in parts]
-        elif "rows" in new:  # a lattice relation: counts of the whole version, too
-            sizes = [new.get(f"p{p}") or 0 for p in parts]
-            if sum(sizes) != new["rows"]:
-                sizes = _partition_sizes(version, len(parts))
+        elif "rows" in new:  # a lattice relation: counts of its whole new run
+            run = [new.get(f"p{p}") or 0 for p in parts]
+            if sum(run) != new["rows"]:
+                run = _partition_sizes(version, len(parts))
+            version.__dict__["_sparklog_parts"] = run
+            # the sealed runs it did not replace (none before a preamble's swap: it
+            # replaces every run)
+            sealed = self.sealed.get(relation, []) if version is self.stored.get(relation) \
+                else []
+            sizes = [sum(c) for c in zip(run, *(self.parts_of(r) for r in sealed))]
+            if new.get("stale"):
+                self.stale[relation] = int(new["stale"])
         else:
             counts = [new.get(f"p{p}") or 0 for p in parts]
             before = self.partition_sizes.get(relation, [0] * len(parts))
@@ -686,8 +754,10 @@ class Database:
         parts = self.options.partitions
         # the round's stats record reports the sizes the round left, before the move
         self.unbalanced.setdefault(relation, self.partition_sizes.get(relation, [0] * parts))
+        for run in placed:
+            run.__dict__["_sparklog_parts"] = _partition_sizes(run, parts)
         self.partition_sizes[relation] = [sum(c) for c in zip(
-            *(_partition_sizes(run, parts) for run in placed))]
+            *(run.__dict__["_sparklog_parts"] for run in placed))]
         self.templates.clear()
         for run in old:
             self.release(run)

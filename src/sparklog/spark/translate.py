@@ -34,6 +34,9 @@ class Store(Protocol):
     iteration: int
     # the slice (i, of n) of the delta an inner iteration reads (iteration roll-over)
     delta_slice: tuple[int, int] | None
+    # relations whose last round was skipped (rounds._prune): their delta is empty, and the
+    # rows their newest run stamps NEWEST are old
+    aged: set[str]
 
     def view(self, relation: str) -> str: ...
     def sealed_views(self, relation: str) -> list[str]: ...
@@ -156,6 +159,8 @@ def scan_sql(step: Scan, store: Store, names: dict[str, str], keep_sb: bool) -> 
     # generates for it, is the same in every iteration: compiled once, then cached. Only
     # the newest run's stamps count: every row of a sealed run is old.
     stamp = {DELTA: [f"{IT} = {NEWEST}"], OLD: [f"{IT} = {OLDER}"], FULL: []}[step.version]
+    if step.relation in store.aged:  # no delta: every row is old (rounds._prune)
+        stamp = {DELTA: ["false"], OLD: [], FULL: []}[step.version]
     if step.version == DELTA and store.delta_slice is not None:  # an inner iteration's
         number, slices = store.delta_slice  # slice: by a hash of the whole delta tuple
         tuple_ = ", ".join(f"c{i}" for i in range(len(kinds))) or "0"
