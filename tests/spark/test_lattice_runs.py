@@ -119,3 +119,28 @@ def test_growing_counts_in_runs(sealed):
     assert result.size("n") == len(want)
     assert rows(result["m"]) == {(0, closure.number_of_edges())}
     assert sum(r["stale"] for r in _loop(result, "n")) > 0
+
+
+def test_sealed_runs_do_not_derive_the_candidates_again(spark, monkeypatch):
+    """The round's candidates are derived once however many sealed runs they are combined
+    with: its plan has one home Exchange (REPARTITION_BY_NUM), as with a single run. (Each
+    sealed run semi-joined with the candidates' keys once pruned the candidates' columns
+    below that Exchange, so Spark could not reuse it and derived the round again per run.)"""
+    from sparklog.spark import combine
+
+    plans: list[tuple[int, str]] = []
+    merge = combine.LatticeCombine.merge
+
+    def spy(self, db, relation, new, runs, merged, *args):
+        out = merge(self, db, relation, new, runs, merged, *args)
+        plans.append((len(runs) - len(merged), out.queryExecution().executedPlan().toString()))
+        return out
+
+    monkeypatch.setattr(combine.LatticeCombine, "merge", spy)
+    engine = sparklog.Engine(spark=spark, partitions=2, run_rows=3, pipelined=False)
+    result = engine.run(sparklog.Program.from_text(APSP), {"e": frame(spark, RING)})
+    assert result.size("sp") == 144
+    with_sealed = [plan for sealed, plan in plans if sealed >= 2]
+    assert with_sealed  # the case under test happened
+    for plan in with_sealed:
+        assert plan.count("REPARTITION_BY_NUM") == 1, plan

@@ -123,33 +123,47 @@ class LatticeCombine:
         value = f"c{layout.dependent}"
         names = _names(layout)
         key_names = [c for c in names if c != value]
+        old_type = _spark_type(db.kinds(relation)[layout.dependent])
         candidates = DataFrame(new, spark).select(
             *[F.col(c) for c in names], F.lit(NEWEST).alias(IT), F.lit(1).alias("_src"))
+        # (src 2) each candidate carries its key's row of a sealed run, if any: a chain of
+        # partition-local outer joins driven by the candidates, so the round's derivation
+        # is planned once (a semi-join of each run with the candidates' keys would prune
+        # the candidates' columns below their shuffle and derive them again per run);
+        # after Database.compact a key has at most one row in all the runs
+        for k, run in enumerate(sealed):
+            probe = DataFrame(run, spark).select(*key_names, F.col(value).alias(f"_s{k}"))
+            candidates = candidates.join(probe, key_names, "left_outer")
+        old = (F.coalesce(*[F.col(f"_s{k}") for k in range(len(sealed))]) if sealed
+               else F.lit(None)).cast(old_type).alias("_old")
+        candidates = candidates.select(*[F.col(c) for c in names], F.col(IT), F.col("_src"), old)
         union = candidates
         for run in merged:  # (src 0) the runs the new one replaces
             stored = DataFrame(run, spark).select(*[F.col(c) for c in names], F.col(IT),
-                                                  F.lit(0).alias("_src"))
+                                                  F.lit(0).alias("_src"),
+                                                  F.lit(None).cast(old_type).alias("_old"))
             union = stored.unionByName(union)
-        for run in sealed:  # (src 2) sealed rows of the candidates' keys only
-            probe = DataFrame(run, spark).join(candidates.select(*key_names), key_names,
-                                               "left_semi")
-            union = union.unionByName(probe.select(*[F.col(c) for c in names], F.col(IT),
-                                                   F.lit(2).alias("_src")))
         keys = [F.col(c) for c in key_names]
         stored_only = lambda c: F.when(F.col("_src") != 1, c)  # noqa: E731
         if layout.lattice in ("min", "max"):
             # (1) in the lattice's order: unsigned values compared as unsigned
-            ordered = (F.col(value).bitwiseXOR(F.lit(_SIGN_BIT)) if unsigned else F.col(value))
+            order = ((lambda c: c.bitwiseXOR(F.lit(_SIGN_BIT))) if unsigned else (lambda c: c))
+            ordered, old = order(F.col(value)), order(F.col("_old"))
             join = F.min if layout.lattice == "min" else F.max
+            pair = F.least if layout.lattice == "min" else F.greatest  # both skip nulls
             better = (lambda a, b: a < b) if layout.lattice == "min" else (lambda a, b: a > b)
-            aggregates = [join(ordered).alias("_best"), join(stored_only(ordered)).alias("_was")]
+            aggregates = [pair(join(ordered), join(old)).alias("_best"),
+                          pair(join(stored_only(ordered)), join(old)).alias("_was")]
             improved = F.col("_was").isNull() | better(F.col("_best"), F.col("_was"))
             best = F.col("_best").bitwiseXOR(F.lit(_SIGN_BIT)) if unsigned else F.col("_best")
         elif layout.lattice.startswith("user:"):
             # (1'') a user lattice (.lattice T<>): its Lub folded over the key's values,
             # from Bottom, by Spark's aggregate(collect_list(..), ..) inside the partition
-            lub = user_lub(db, layout.lattice[5:], value, db.kinds(relation)[layout.dependent])
-            aggregates = [lub.alias("_best"), F.max(stored_only(F.col(value))).alias("_was")]
+            # (a sealed value repeats on each candidate row of its key: Lub is idempotent)
+            lub = user_lub(db, layout.lattice[5:], value, db.kinds(relation)[layout.dependent],
+                           also="_old")
+            aggregates = [lub.alias("_best"), F.coalesce(F.max(stored_only(F.col(value))),
+                                                         F.max("_old")).alias("_was")]
             improved = F.col("_was").isNull() | (F.col("_best") != F.col("_was"))
             best = F.col("_best")
         else:
@@ -157,13 +171,15 @@ class LatticeCombine:
             # stored one (every kernel of a round reads the same versions, so a key's
             # candidates of one round agree)
             aggregates = [F.max(F.when(F.col("_src") == 1, F.col(value))).alias("_cand"),
-                          F.max(stored_only(F.col(value))).alias("_was")]
+                          F.coalesce(F.max(stored_only(F.col(value))), F.max("_old"))
+                          .alias("_was")]
             improved = F.col("_was").isNull() | (F.col("_cand").isNotNull() &
                                                  (F.col("_cand") != F.col("_was")))
             best = F.coalesce(F.col("_cand"), F.col("_was"))
         grouped = union.groupBy(*keys).agg(
             *aggregates, F.max(F.when(F.col("_src") == 0, F.col(IT))).alias("_stamp"),
-            F.max(F.col("_src") == 0).alias("_merged"), F.max(F.col("_src") == 2).alias("_sealed"))
+            F.max(F.col("_src") == 0).alias("_merged"),
+            F.max(F.col("_old").isNotNull()).alias("_sealed"))
         kept = F.lit(OLDER) if iteration >= 1 else F.col("_stamp")
         merged_rows = grouped.select(*keys, best.alias(value),
                                      F.when(improved, F.lit(NEWEST)).otherwise(kept).alias(IT),
@@ -177,10 +193,12 @@ class LatticeCombine:
         return observed.select(cols.stored)
 
 
-def user_lub(db: Database, name: str, column: str, kind: str) -> Column:
-    """A user lattice's Lub folded over a group's values of ``column``, from Bottom: Spark's
-    ``aggregate(collect_list(..), ..)``, a JVM-side fold (a registered functor is a Column
-    function, called once here to build the fold's lambda)."""
+def user_lub(db: Database, name: str, column: str, kind: str, also: str | None = None
+             ) -> Column:
+    """A user lattice's Lub folded over a group's values of ``column`` (and of ``also``, its
+    non-null ones), from Bottom: Spark's ``aggregate(collect_list(..), ..)``, a JVM-side fold
+    (a registered functor is a Column function, called once here to build the fold's
+    lambda)."""
     from sparklog.errors import EngineError
     from sparklog.semantics.checks import lattice_function
 
@@ -188,16 +206,23 @@ def user_lub(db: Database, name: str, column: str, kind: str) -> Column:
     (x, y), expr = lattice_function(decl.op("Lub"))
     spark_type = {"number": "bigint", "unsigned": "bigint", "float": "double"}[kind]
     bottom = f"CAST({X.value(decl.op('Bottom').expr, X.Scope())} AS {spark_type})"
+    values = (f"concat(collect_list({column}), collect_list({also}))" if also
+              else f"collect_list({column})")
     if isinstance(expr, n.Call) and expr.name.startswith("@"):
         functor = db.functors.get(expr.name[1:])
         if functor is None:
             raise EngineError(f"lattice {name}: no functor {expr.name[1:]!r} is registered "
                               f"(Engine.functor({expr.name[1:]!r}, lambda a, b: ...))")
-        return F.aggregate(F.collect_list(F.col(column)), F.expr(bottom),
+        return F.aggregate(F.expr(values), F.expr(bottom),
                            lambda a, b: functor(a, b).cast(spark_type))
     lub = X.value(expr, X.Scope({x: x, y: y}, {x: kind, y: kind}))
-    return F.expr(f"aggregate(collect_list({column}), {bottom}, "
+    return F.expr(f"aggregate({values}, {bottom}, "
                   f"({x}, {y}) -> CAST({lub} AS {spark_type}))")
+
+
+def _spark_type(kind: str) -> str:
+    from sparklog.spark.storage import _spark_type as stored_type
+    return stored_type(kind)
 
 
 def _names(layout: Layout) -> list[str]:
