@@ -79,6 +79,22 @@ def test_paired_trees_derivations_are_the_papers(spark, paired, strategy, deriva
     assert _rounds_with_news(result) == expected
 
 
+@pytest.mark.parametrize("first, derivations, rounds", [
+    ("(l + 1) / 2", 320, 4),  # Balance's partition, written by the user
+    ("l - 1", 268, 8),  # left-linear's
+])
+def test_a_user_split_is_the_strategy_it_spells(spark, paired, first, derivations, rounds):
+    """A `.pragma tc(strategy=split, first=...)` that spells a known partition derives what
+    that strategy derives on the paired trees (the paper's counts), in its rounds."""
+    engine = sparklog.Engine(spark=spark, partitions=2)
+    text = NONLINEAR.replace(".output tc", f'.output tc\n.pragma tc(strategy=split, first="{first}")')
+    result = run(engine, text, inputs={"edge": paired})
+    assert [c.strategy for c in result.strategies] == ["split"]
+    assert len(rows(result["tc"])) == 279
+    assert _derivations(result) == derivations
+    assert _rounds_with_news(result) == rounds
+
+
 def _m(strategy: str, rounds: int) -> int:
     """Example 2.2's m_i: the longest path known after ``rounds`` rounds."""
     m = 1
@@ -137,6 +153,32 @@ def test_every_strategy_computes_the_closure_of_a_graph_with_cycles(spark, strat
     result = run(engine, NONLINEAR, inputs={"edge": edges_df(spark, edges)})
     assert rows(result["tc"]) == _closure(edges)
     assert result.size("tc") == len(_closure(edges))
+
+
+COLOURED = """
+.decl arc(x: number, c: number, y: number)
+.input arc
+.decl path(x: number, c: number, y: number)
+.output path
+path(x, c, y) :- arc(x, c, y).
+path(x, c, y) :- path(x, c, z), path(z, c, y).
+"""
+
+
+@pytest.mark.parametrize("strategy", ["asis", "left", "smart", "balance", "thirds"])
+def test_a_closure_with_a_parameter_column_is_a_closure_per_value(spark, strategy):
+    """A colour column every atom carries: each strategy computes a closure per colour
+    (networkx), and the length strategies keep the colour in path@len."""
+    rng = random.Random(5)
+    arcs = sorted({(rng.randrange(20), rng.randrange(3), rng.randrange(20)) for _ in range(50)})
+    engine = sparklog.Engine(spark=spark, partitions=3, strategy=strategy)
+    frame = spark.createDataFrame(arcs, "x long, c long, y long")
+    result = run(engine, COLOURED, inputs={"arc": frame})
+    want = {(a, c, b) for c in range(3)
+            for a, b in _closure([(x, y) for x, k, y in arcs if k == c])}
+    assert rows(result["path"]) == want
+    assert [choice.strategy for choice in result.strategies] == [
+        "nonlinear" if strategy == "asis" else strategy]
 
 
 def test_a_pragma_chooses_for_its_relation(spark, tmp_path):

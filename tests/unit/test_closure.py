@@ -60,6 +60,36 @@ def test_other_shapes_run_as_written(rules):
     assert _written(rules) is None
 
 
+HEAD3 = (".decl f(x:number, c:number, y:number)\n.decl q(x:number, c:number, y:number)\n"
+         ".decl g(c:number, x:number, y:number, d:number)\n"
+         ".decl r(c:number, x:number, y:number, d:number)\n")
+
+
+@pytest.mark.parametrize("rules, written, ends", [
+    ("q(x, c, y) :- f(x, c, y). q(x, c, y) :- q(x, c, z), f(z, c, y).", "left", (0, 2)),
+    ("q(x, c, y) :- f(x, c, y). q(x, c, y) :- f(x, c, z), q(z, c, y).", "right", (0, 2)),
+    ("q(x, c, y) :- f(x, c, y). q(x, c, y) :- q(x, c, z), q(z, c, y).", "nonlinear", (0, 2)),
+    # read from the third column to the first: the same closure, right-linear from the first
+    ("q(x, c, y) :- f(x, c, y). q(x, c, y) :- q(z, c, y), f(x, c, z).", "right", (0, 2)),
+    ("r(c, x, y, d) :- g(c, x, y, d). r(c, x, y, d) :- r(c, x, z, d), g(c, z, y, d).",
+     "left", (1, 2)),
+])
+def test_closures_with_parameter_columns_are_recognized(rules, written, ends):
+    [closure] = Program.from_text(HEAD3 + rules).closures
+    arity = 3 if rules.startswith("q") else 4
+    assert (closure.written, closure.ends, closure.parameters) == (written, ends, arity - 2)
+
+
+@pytest.mark.parametrize("rules", [
+    "q(x, c, y) :- f(x, c, y). q(x, c, y) :- q(x, d, z), f(z, c, y).",  # c changes
+    "q(x, c, y) :- f(x, c, y). q(x, c, y) :- q(x, c, z), f(z, z, y).",  # c is not carried
+    "q(x, c, y) :- f(x, y, c). q(x, c, y) :- q(x, c, z), f(z, c, y).",  # the base permutes
+    "q(x, c, y) :- f(x, c, y). q(x, c, y) :- q(x, y, z), f(z, c, y).",
+])
+def test_columns_that_change_along_a_path_are_no_parameters(rules):
+    assert Program.from_text(HEAD3 + rules).closures == []
+
+
 def test_a_third_column_or_an_input_closure_runs_as_written():
     three = (".decl e(x:number, y:number)\n.decl p(x:number, y:number, w:number)\n"
              "p(x, y, 0) :- e(x, y).\np(x, y, w) :- p(x, z, w), e(z, y).\n")
@@ -92,10 +122,32 @@ def test_a_pragma_overrides_the_run_strategy_for_its_relation():
 @pytest.mark.parametrize("directive, message", [
     (".pragma p(strategy=fast)", "error: .pragma p(strategy=fast): the strategy must be one "
                                  "of auto, asis, linear, right, left, smart, balance, thirds, "
-                                 "doubling"),
+                                 "doubling, split"),
+    (".pragma p(strategy=split)", "error: .pragma p(strategy=split) needs the first part's "
+                                  "length as a term over the path's length l"),
+    ('.pragma p(strategy=smart, first="1")', "error: .pragma p(first=...): first is the first "
+                                            "part's length of strategy=split"),
+    ('.pragma p(strategy=split, first="l / 2")', None),
+    ('.pragma p(strategy=split, first="l / 3")', "error: .pragma p: first='l / 3' gives 0 for "
+                                                "l = 2"),
+    ('.pragma p(strategy=split, first="l - 1")', None),
+    ('.pragma p(strategy=split, first="l - 2")', "error: .pragma p: first='l - 2' gives 0 for "
+                                                "l = 2: a path of length l needs a first part "
+                                                "between 1 and l - 1, else it is never derived"),
+    ('.pragma p(strategy=split, first="max(1, l - 9000)")', None),
+    ('.pragma p(strategy=split, first="min(l - 1, 9000)")', None),
+    ('.pragma p(strategy=split, first="l bshr 1")', None),
+    ('.pragma p(strategy=split, first="y / 2")', "error: .pragma p: first='y / 2' uses y: its "
+                                                "only variable is l, the length"),
+    ('.pragma p(strategy=split, first="strlen(l)")', "error: .pragma p: first='strlen(l)': only "
+                                                    "integers, l, arithmetic and bitwise "
+                                                    "operators, min and max"),
+    ('.pragma p(strategy=split, first="l +")', "error: .pragma p: first='l +' is not a term "
+                                              "over l"),
     (".pragma e(strategy=doubling)", "error: .pragma e(strategy=doubling): e is not in a chain "
                                      "program (Afrati & Ullman, Definition 3.1)"),
-    (".pragma p(order=smart)", "error: unknown .pragma key 'order' for p"),
+    (".pragma p(order=smart)", "error: unknown .pragma key 'order' for p: the keys are "
+                               "strategy and, with strategy=split, first"),
     (".pragma p", "error: .pragma p says nothing"),
     (".pragma e(strategy=smart)", "error: .pragma e(strategy=...): e is not a transitive "
                                   "closure sparklog can rewrite: a base rule e(x, y) :- "),
@@ -103,6 +155,9 @@ def test_a_pragma_overrides_the_run_strategy_for_its_relation():
 ])
 def test_bad_pragmas_are_reported_where_they_are(directive, message):
     text = directive + "\n" + HEAD + "p(x, y) :- e(x, y). p(x, y) :- p(x, z), e(z, y)."
+    if message is None:  # accepted
+        assert Program.from_text(text, "prog.dl").rewritten("auto")[1][0].strategy == "split"
+        return
     with pytest.raises(CheckError) as err:
         Program.from_text(text, "prog.dl")
     assert str(err.value).startswith(f"prog.dl:1:9: {message}"), str(err.value)
@@ -125,13 +180,15 @@ _GRAPHS = st.lists(st.tuples(st.integers(0, 7), st.integers(0, 7)), max_size=24)
        name=st.sampled_from(sorted(p.stem for p in GOLDEN.glob("*.dl"))))
 def test_every_rewrite_derives_exactly_the_written_programs_facts(data, strategy, name):
     """The oracle: the reference evaluator on the program as written and as rewritten,
-    on random graphs with cycles and self-loops; lengths are shortest-path lengths."""
+    on random graphs with cycles and self-loops; lengths are shortest-path lengths (per
+    value of a closure's parameter columns, each a graph of its own)."""
     program = Program.from_file(GOLDEN / f"{name}.dl")
     inputs = {}
     for d in program.checked.inputs():
-        edges = data.draw(_GRAPHS, label=d.relation)
-        symbol = program.checked.kinds[d.relation][0] == "symbol"
-        inputs[d.relation] = {(str(a), str(b)) if symbol else (a, b) for a, b in edges}
+        kinds = program.checked.kinds[d.relation]
+        edges = data.draw(_GRAPHS if len(kinds) == 2 else _COLOURED, label=d.relation)
+        symbol = kinds[0] == "symbol"
+        inputs[d.relation] = {tuple(map(str, t)) if symbol else t for t in edges}
     written = reference.evaluate(program.ast, inputs)
     rewritten, _ = program.rewritten(strategy)
     got = reference.evaluate(rewritten, inputs)
@@ -140,10 +197,56 @@ def test_every_rewrite_derives_exactly_the_written_programs_facts(data, strategy
     for closure in program.closures:
         lengths = closure.relation + "@len"
         if lengths in got:
-            g = nx.DiGraph(list(inputs[closure.edge]))
-            assert got[lengths] == {
-                (a, b, min(_length(g, a, b))) for a in g
-                for b in nx.descendants(g, a) | ({a} if _on_cycle(g, a) else set())}
+            assert got[lengths] == _shortest(inputs[closure.edge], closure.ends)
+
+
+# arcs (x, c, y) of two colours c
+_COLOURED = st.lists(st.tuples(st.integers(0, 7), st.integers(0, 1), st.integers(0, 7)),
+                     max_size=30)
+
+
+def _shortest(arcs: set[tuple], ends: tuple[int, int]) -> set[tuple]:
+    """(..., length) per path with at least one arc: its shortest length, per value of the
+    parameter columns (every column but the two ends)."""
+    i, j = ends
+    graphs: dict[tuple, nx.DiGraph] = {}
+    for t in arcs:
+        rest = tuple(v for k, v in enumerate(t) if k not in ends)
+        graphs.setdefault(rest, nx.DiGraph()).add_edge(t[i], t[j])
+    found = set()
+    for rest, g in graphs.items():
+        for a in g:
+            for b in nx.descendants(g, a) | ({a} if _on_cycle(g, a) else set()):
+                row, others = [None] * (len(rest) + 2), iter(rest)
+                row[i], row[j] = a, b
+                found.add(tuple(v if v is not None else next(others) for v in row)
+                          + (min(_length(g, a, b)),))
+    return found
+
+
+# first parts a user may give (each valid from l = 2 on): Balance's, the two linear ones,
+# fixed-size steps, a third, a bit shift, and one that changes its rule at l = 6
+SPLITS = ["(l + 1) / 2", "l - 1", "1", "min(l - 1, 2)", "max(1, l / 3)", "(l bshr 1) + l % 2",
+          "max(1, l - 3)", "min(l - 1, max(1, l - 5))"]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(edges=_GRAPHS, first=st.sampled_from(SPLITS), written=st.sampled_from(
+    ["p(x, y) :- p(x, z), e(z, y).", "p(x, y) :- e(x, z), p(z, y).",
+     "p(x, y) :- p(x, z), p(z, y)."]))
+def test_a_user_length_partition_derives_the_closure_with_shortest_lengths(edges, first, written):
+    """A split pragma's rewrite (``l1 = first(l1 + l2)``) derives the closure as written and
+    each path's shortest length (networkx), on random graphs with cycles and self-loops."""
+    text = (HEAD + f'.pragma p(strategy=split, first="{first}")\n'
+            f"p(x, y) :- e(x, y). {written}")
+    program = Program.from_text(text)
+    rewritten, [choice] = program.rewritten("auto")
+    bare = lambda text: text.translate({ord(c): None for c in " ()"})  # noqa: E731
+    assert choice.strategy == "split" and bare(first) in bare(choice.why)
+    inputs = {"e": set(edges)}
+    got = reference.evaluate(rewritten, inputs)
+    assert got["p"] == reference.evaluate(program.ast, inputs)["p"]
+    assert got["p@len"] == _shortest(inputs["e"], (0, 1))
 
 
 def _on_cycle(g: nx.DiGraph, a) -> bool:

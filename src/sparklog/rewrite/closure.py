@@ -29,16 +29,22 @@ checked as *trusted*.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from sparklog.errors import UsageError
+from sparklog.errors import SparklogError, UsageError
 from sparklog.options import STRATEGIES
 from sparklog.semantics.checks import Checked
 from sparklog.syntax import nodes as n
+from sparklog.syntax.fold import fold
+from sparklog.syntax.walk import subterms
 
-LENGTHS = ("smart", "balance", "thirds")  # the ones that keep lengths (p@len)
+LENGTHS = ("smart", "balance", "thirds", "split")  # the ones that keep lengths (p@len)
+# A user's length partition (`.pragma p(strategy=split, first="(l + 1) / 2")`) is checked to
+# give every path length from 2 to this one a first part between 1 and l - 1
+SPLIT_CHECKED = 1 << 14
 LENGTH = "@len"  # suffix of the relation holding each path's shortest length
 
 
@@ -51,6 +57,13 @@ class Closure:
     written: str  # "left", "right" or "nonlinear"
     clauses: tuple[n.Clause, ...]  # the base rule, then the recursive one
     pragma: str | None = None  # the strategy a `.pragma p(strategy=...)` asks for
+    first: n.Term | None = None  # a split pragma's first part, a term over ``l``
+    ends: tuple[int, int] = (0, 1)  # the columns of a path's source and target; any
+    # other column is a parameter, the same variable in every atom: a closure per value
+
+    @property
+    def parameters(self) -> int:
+        return len(self.clauses[0].head.args) - 2
 
 
 @dataclass(frozen=True)
@@ -77,7 +90,7 @@ def closures(checked: Checked) -> list[Closure]:
 
 def _recognize(checked: Checked, p: str) -> Closure | None:
     program = checked.program
-    if len(checked.kinds[p]) != 2 or p in checked.lattices:
+    if len(checked.kinds[p]) < 2 or p in checked.lattices:
         return None
     if any(d.relation == p and d.kind == "input" for d in program.directives):
         return None
@@ -87,47 +100,57 @@ def _recognize(checked: Checked, p: str) -> Closure | None:
     base = next((c for c in clauses if all(a.relation != p for a in c.body)), None)
     if base is None or len(base.body) != 1:
         return None
-    x, y = base.head.args
     edge = base.body[0]
-    if edge.args != (x, y) or x == y or len(checked.kinds[edge.relation]) != 2:
+    if edge.args != base.head.args or edge.relation == p:
         return None
     step = next(c for c in clauses if c is not base)
     if len(step.body) != 2:
         return None
-    written = _shape(step, p, edge.relation)
-    if written is None:
+    shape = _shape(step, p, edge.relation)
+    if shape is None:
         return None
-    pragma = next((d.param("strategy") for d in program.directives
-                   if d.kind == "pragma" and d.relation == p), None)
-    return Closure(p, edge.relation, written, (base, step), pragma)
+    written, ends = shape
+    directive = next((d for d in program.directives
+                      if d.kind == "pragma" and d.relation == p), None)
+    if directive is None:
+        return Closure(p, edge.relation, written, (base, step), ends=ends)
+    first = directive.param("first")
+    return Closure(p, edge.relation, written, (base, step), directive.param("strategy"),
+                   None if first is None else split_first(first)[0], ends)
 
 
 def _plain(clause: n.Clause) -> bool:
-    """Only atoms over variables, the head's two distinct."""
+    """Only atoms over variables, the head's distinct."""
     head = clause.head.args
-    return all(isinstance(a, n.Var) for a in head) and head[0] != head[1] and all(
+    return all(isinstance(a, n.Var) for a in head) and len(set(head)) == len(head) and all(
         isinstance(lit, n.Atom) and all(isinstance(a, n.Var) for a in lit.args)
         for lit in clause.body)
 
 
-def _shape(step: n.Clause, p: str, e: str) -> str | None:
-    """``left``, ``right`` or ``nonlinear`` if the rule composes x -> z -> y, else None."""
-    x, y = step.head.args
-    for first, second in (step.body, step.body[::-1]):
-        a, b = first.args, second.args
-        if len(a) != 2 or len(b) != 2:
-            return None
-        z = a[1]
-        if a[0] != x or b != (z, y) or z in (x, y):
-            continue
-        kinds = (first.relation, second.relation)
-        if kinds == (p, e):
-            return "left"
-        if kinds == (e, p):
-            return "right"
-        if kinds == (p, p):
-            return "nonlinear"
+def _shape(step: n.Clause, p: str, e: str) -> tuple[str, tuple[int, int]] | None:
+    """``left``, ``right`` or ``nonlinear`` if the rule composes x -> z -> y, and the
+    columns of x and y (the ends); else None. Every other column must be the head's
+    variable in both atoms: a parameter the path carries unchanged."""
+    head = step.head.args
+    if any(len(atom.args) != len(head) for atom in step.body):
+        return None
+    # a path from column j to column i with the atoms swapped is one from i to j, so the
+    # ends are taken in column order
+    for i, j in ((i, j) for i in range(len(head)) for j in range(i + 1, len(head))):
+        for first, second in (step.body, step.body[::-1]):
+            a, b = first.args, second.args
+            z = a[j]
+            if z in head or a != _at(head, j, z) or b != _at(head, i, z):
+                continue
+            kinds = (first.relation, second.relation)
+            written = {(p, e): "left", (e, p): "right", (p, p): "nonlinear"}.get(kinds)
+            if written is not None:
+                return written, (i, j)
     return None
+
+
+def _at(args: tuple[n.Term, ...], position: int, term: n.Term) -> tuple[n.Term, ...]:
+    return args[:position] + (term,) + args[position + 1:]
 
 
 # ``auto`` takes a length strategy for a graph of at most this many arcs per node
@@ -138,7 +161,7 @@ def choose(closure: Closure, strategy: str, shape: tuple[int, int] | None = None
     """The strategy a closure runs with: its pragma's, else the run's; ``auto`` decides
     from ``shape``, the (arcs, nodes) of its edge relation when they were measured."""
     asked = closure.pragma or strategy
-    if asked not in STRATEGIES:
+    if asked not in STRATEGIES and not (asked == "split" and closure.first is not None):
         raise UsageError(f"strategy must be one of {', '.join(STRATEGIES)}, not {asked!r}")
     source = "its .pragma" if closure.pragma else "--strategy"
     if asked == "asis":
@@ -146,12 +169,26 @@ def choose(closure: Closure, strategy: str, shape: tuple[int, int] | None = None
     if asked == "linear":
         linear = closure.written if closure.written != "nonlinear" else "left"
         return Choice(closure, linear, f"{source} linear: {linear}-linear")
+    if asked == "doubling" and closure.parameters:
+        return Choice(closure, closure.written, f"asked by {source} for doubling, but its "
+                      f"{closure.parameters} parameter column(s) make it no chain program "
+                      "(Definition 3.1: binary predicates), so as written")
     if asked == "doubling":  # a linear closure is a chain program: rewrite/doubling.py
         return Choice(closure, "doubling" if closure.written != "nonlinear" else "nonlinear",
                       f"asked by {source}; a nonlinear closure doubles as written")
+    if asked == "split":
+        from sparklog.syntax.printer import print_term
+
+        return Choice(closure, "split", f"asked by {source}: a path of length l is a path of "
+                      f"length {print_term(closure.first)} followed by the rest")
     if asked != "auto":
         return Choice(closure, asked, f"asked by {source}")
     linear = closure.written if closure.written != "nonlinear" else "left"
+    if shape is None and closure.parameters:
+        return Choice(closure, linear, f"auto: {closure.edge} carries {closure.parameters} "
+                      "parameter column(s), a graph per value, which the measurement does not "
+                      f"tell apart, so {linear}-linear, which derives no path by two "
+                      "decompositions")
     if shape is None:
         return Choice(closure, linear, f"auto: {closure.edge} was not measured (it is "
                       f"computed by the program, or no data was given), so {linear}-linear, "
@@ -198,8 +235,10 @@ def rewrite(checked: Checked, strategy: str, shapes: Mapping[str, tuple[int, int
 def _rules(checked: Checked, c: Closure, strategy: str
            ) -> tuple[list[n.Clause], list[n.Decl]]:
     base, step = c.clauses
-    x, y = base.head.args
-    z = _fresh("z", {x.name, y.name})
+    head = base.head.args
+    i, j = c.ends
+    z = _fresh("z", {v.name for v in head})
+    into, out_of = _at(head, j, z), _at(head, i, z)  # x -> z and z -> y, parameters kept
 
     def atom(relation: str, *args: n.Term) -> n.Atom:
         return n.Atom(relation, args, step.span)
@@ -208,24 +247,30 @@ def _rules(checked: Checked, c: Closure, strategy: str
         return n.Clause(head, tuple(body), like.span)
 
     if strategy in ("right", "left"):
-        body = (atom(c.edge, x, z), atom(c.relation, z, y)) if strategy == "right" else \
-            (atom(c.relation, x, z), atom(c.edge, z, y))
-        return [base, rule(atom(c.relation, x, y), *body)], []
+        body = (atom(c.edge, *into), atom(c.relation, *out_of)) if strategy == "right" else \
+            (atom(c.relation, *into), atom(c.edge, *out_of))
+        return [base, rule(atom(c.relation, *head), *body)], []
     lengths = c.relation + LENGTH
     decl = checked.decl(c.relation)
-    names = {x.name, y.name, z.name}
+    names = {v.name for v in head} | {z.name}
     l1, l2 = _fresh("l1", names), _fresh("l2", names)
     ell = n.Attribute(_fresh("l", {a.name for a in decl.attributes}).name, "number")
-    seed = rule(atom(lengths, x, y, n.Number(1)), atom(c.edge, x, y), like=base)
-    combine = rule(atom(lengths, x, y, n.HeadAggregate("min", n.BinOp("+", l1, l2))),
-                   atom(lengths, x, z, l1), atom(lengths, z, y, l2), *_partition(strategy, l1, l2))
-    project = rule(atom(c.relation, x, y), atom(lengths, x, y, n.Wildcard()))
+    seed = rule(atom(lengths, *head, n.Number(1)), atom(c.edge, *head), like=base)
+    combine = rule(atom(lengths, *head, n.HeadAggregate("min", n.BinOp("+", l1, l2))),
+                   atom(lengths, *into, l1), atom(lengths, *out_of, l2),
+                   *_partition(strategy, l1, l2, c.first))
+    project = rule(atom(c.relation, *head), atom(lengths, *head, n.Wildcard()))
     return [seed, combine, project], [n.Decl(lengths, decl.attributes + (ell,), decl.span)]
 
 
-def _partition(strategy: str, l1: n.Var, l2: n.Var) -> tuple[n.Literal, ...]:
-    """P(l1 + l2) = (l1, l2) as comparisons (Definition 2.1, Example 2.1, §2 items 1-2)."""
+def _partition(strategy: str, l1: n.Var, l2: n.Var, first: n.Term | None = None
+               ) -> tuple[n.Literal, ...]:
+    """P(l1 + l2) = (l1, l2) as comparisons (Definition 2.1, Example 2.1, §2 items 1-2);
+    ``split``: l1 is the user's ``first`` of l = l1 + l2."""
     one = n.Number(1)
+    if strategy == "split":
+        assert first is not None
+        return (n.Comparison("=", l1, _substitute(first, n.BinOp("+", l1, l2))),)
     if strategy == "smart":  # l1 the largest power of 2 below l1 + l2: a power of 2, l2 <= l1
         power = n.BinOp("band", l1, n.BinOp("-", l1, one))
         return (n.Comparison("=", power, n.Number(0)), n.Comparison("<=", l2, l1))
@@ -235,6 +280,79 @@ def _partition(strategy: str, l1: n.Var, l2: n.Var) -> tuple[n.Literal, ...]:
         third = n.BinOp("/", n.BinOp("+", l1, l2), n.Number(3))
         return (n.Comparison("=", l2, n.Call("max", (one, third))),)
     raise AssertionError(strategy)
+
+
+@functools.lru_cache(maxsize=64)  # the check and the rewrite both ask
+def split_first(text: str) -> tuple[n.Term | None, str | None]:
+    """A split pragma's ``first``: the length of a path's first part as a term over ``l``,
+    the path's length, built from integers, ``l``, arithmetic and bitwise operators, ``min``
+    and ``max``; with the reason it is refused, if it is. It must give every l from 2 to
+    SPLIT_CHECKED a first part between 1 and l - 1: a length it gives none would never be
+    derived."""
+    from sparklog.syntax.parser import parse
+
+    try:
+        program = parse(f".decl split_(l: number)\nsplit_({text}) :- split_(l).\n")
+        (clause,) = program.clauses
+        (term,) = clause.head.args
+    except (SparklogError, ValueError):  # a parse error, or not one term
+        return None, f"first={text!r} is not a term over l"
+    for sub in subterms(term):
+        if isinstance(sub, n.Var) and sub.name != "l":
+            return None, f"first={text!r} uses {sub.name}: its only variable is l, the length"
+        if not isinstance(sub, n.Var | n.Number | n.BinOp | n.UnaryOp | n.Call) or \
+                isinstance(sub, n.Number) and sub.unsigned or \
+                isinstance(sub, n.Call) and sub.name not in ("min", "max"):
+            return None, (f"first={text!r}: only integers, l, arithmetic and bitwise "
+                          "operators, min and max")
+    for length in range(2, SPLIT_CHECKED + 1):
+        part = _first(term, length)
+        if part is None or not 1 <= part <= length - 1:
+            got = "nothing" if part is None else part
+            return None, (f"first={text!r} gives {got} for l = {length}: a path of length l "
+                          "needs a first part between 1 and l - 1, else it is never derived")
+    return term, None
+
+
+def _first(term: n.Term, length: int) -> int | None:
+    """``term`` at l = ``length``, with Soufflé's integer semantics (syntax/fold.py)."""
+    match term:
+        case n.Var():
+            return length
+        case n.Number(value=value):
+            return value
+        case n.Call(name=name, args=args):
+            values = [_first(a, length) for a in args]
+            if None in values or not values:
+                return None
+            return min(values) if name == "min" else max(values)
+        case n.BinOp(op=op, left=left, right=right):
+            a, b = _first(left, length), _first(right, length)
+            if a is None or b is None:
+                return None
+            folded = fold(n.BinOp(op, n.Number(a), n.Number(b)))
+        case n.UnaryOp(op=op, arg=arg):
+            a = _first(arg, length)
+            if a is None:
+                return None
+            folded = fold(n.UnaryOp(op, n.Number(a)))
+        case _:
+            return None
+    return folded.value if isinstance(folded, n.Number) else None
+
+
+def _substitute(term: n.Term, length: n.Term) -> n.Term:
+    """``term`` with ``l`` replaced by ``length``."""
+    match term:
+        case n.Var():
+            return length
+        case n.BinOp(op=op, left=left, right=right):
+            return n.BinOp(op, _substitute(left, length), _substitute(right, length))
+        case n.UnaryOp(op=op, arg=arg):
+            return n.UnaryOp(op, _substitute(arg, length))
+        case n.Call(name=name, args=args):
+            return n.Call(name, tuple(_substitute(a, length) for a in args))
+    return term
 
 
 def _fresh(stem: str, taken: set[str]) -> n.Var:

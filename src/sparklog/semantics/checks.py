@@ -77,17 +77,30 @@ def check(program: n.Program, trusted: frozenset[str] = frozenset()) -> Checked:
 
 def _check_pragma(d: n.Directive, rep: Reporter) -> None:
     from sparklog.options import STRATEGIES
+    from sparklog.rewrite.closure import split_first
 
     if not d.params:
         rep.error(d.span, f".pragma {d.relation} says nothing: write "
                   f".pragma {d.relation}(strategy=smart)")
+    strategy = d.param("strategy")
     for key, value in d.params:
-        if key != "strategy":
-            rep.error(d.span, f"unknown .pragma key {key!r} for {d.relation}: the only one is "
-                      "strategy")
-        elif value not in STRATEGIES:
+        if key not in ("strategy", "first"):
+            rep.error(d.span, f"unknown .pragma key {key!r} for {d.relation}: the keys are "
+                      "strategy and, with strategy=split, first")
+        elif key == "strategy" and value not in STRATEGIES + ("split",):
             rep.error(d.span, f".pragma {d.relation}(strategy={value}): the strategy must be "
-                      f"one of {', '.join(STRATEGIES)}")
+                      f"one of {', '.join(STRATEGIES + ('split',))}")
+        elif key == "first" and strategy != "split":
+            rep.error(d.span, f".pragma {d.relation}(first=...): first is the first part's "
+                      f"length of strategy=split, which the pragma does not ask for")
+        elif key == "first":
+            problem = split_first(value)[1]
+            if problem:
+                rep.error(d.span, f".pragma {d.relation}: {problem}")
+    if strategy == "split" and d.param("first") is None:
+        rep.error(d.span, f".pragma {d.relation}(strategy=split) needs the first part's length "
+                  f"as a term over the path's length l: .pragma {d.relation}(strategy=split, "
+                  'first="(l + 1) / 2")')
 
 
 def _resolve_declarations(program: n.Program, rep: Reporter) -> dict[str, tuple[str, ...]]:
