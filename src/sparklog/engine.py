@@ -37,10 +37,10 @@ class Program:
         self._rewritten: dict[tuple, tuple[n.Program, list[Choice]]] = {}
 
     def rewritten(self, strategy: str = DEFAULTS.strategy,
-                  shapes: Mapping[str, tuple[int, int]] | None = None
+                  shapes: Mapping[str, tuple[int, ...]] | None = None
                   ) -> tuple[n.Program, list[Choice]]:
         """The program with each transitive closure rewritten for its strategy, and the
-        strategy chosen for each (rewrite/closure.py); ``shapes``: the (arcs, nodes) of
+        strategy chosen for each (rewrite/closure.py); ``shapes``: the (arcs, nodes, tails, heads) of
         edge relations, measured for ``auto``."""
         key = (strategy, tuple(sorted((shapes or {}).items())))
         if key not in self._rewritten:
@@ -55,7 +55,7 @@ class Program:
         return self._rewritten[key]
 
     def plan_for(self, strategy: str = DEFAULTS.strategy, indexes: bool = True,
-                 shapes: Mapping[str, tuple[int, int]] | None = None) -> Plan:
+                 shapes: Mapping[str, tuple[int, ...]] | None = None) -> Plan:
         """The plan a run with these options executes: closures rewritten for
         ``strategy``, with secondary indexes (rewrite/indexes.py) or without."""
         key = (strategy, tuple(sorted((shapes or {}).items())))
@@ -220,8 +220,8 @@ class Engine:
         return result
 
     def shapes(self, program: Program, inputs: dict[str, Any], facts_dir: Path
-                ) -> dict[str, tuple[int, int]]:
-        """What ``auto`` measures before a run: the (arcs, nodes) of each input edge
+                ) -> dict[str, tuple[int, ...]]:
+        """What ``auto`` measures before a run: the (arcs, nodes, tails, heads) of each input edge
         relation of a closure that it chooses for."""
         from sparklog.spark.load import shapes
 

@@ -235,16 +235,22 @@ def test_max_iterations_stops_a_length_strategy_as_it_stops_a_set_closure(spark)
 
 
 def test_auto_measures_the_edges_it_is_given(spark, tmp_path):
-    """A DataFrame or a facts file: sparse takes Smart, dense stays linear."""
+    """A DataFrame or a facts file: sparse and deep takes Smart, sparse and shallow or
+    dense stay linear."""
     from sparklog.gen import write_facts
 
-    sparse = edges_df(spark, sorted(gen.paired_trees(4)))  # 60 arcs, 46 nodes
+    deep = edges_df(spark, list(gen.chain(40)))
+    shallow = edges_df(spark, sorted(gen.tree(7, "down")))  # 6 arcs deep
     rng = random.Random(5)
     dense = sorted({(rng.randrange(20), rng.randrange(20)) for _ in range(150)})
     engine = sparklog.Engine(spark=spark, partitions=2)
-    result = run(engine, NONLINEAR, inputs={"edge": sparse})
+    result = run(engine, NONLINEAR, inputs={"edge": deep})
     assert [c.strategy for c in result.strategies] == ["smart"]
-    assert _derivations(result) == 312
+    assert _derivations(result) == 40 * 41 // 2 - 40
+    result = run(engine, NONLINEAR, inputs={"edge": shallow})
+    [choice] = result.strategies
+    assert choice.strategy == "left" and "shallow" in choice.why, choice.why
+    assert rows(result["tc"]) == _closure(sorted(gen.tree(7, "down")))
     write_facts(dense, tmp_path / "edge.facts")
     text = NONLINEAR.replace(".input edge", '.input edge(IO=file, delimiter="\\t")')
     result = run(engine, text, facts_dir=tmp_path)

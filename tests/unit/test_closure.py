@@ -261,18 +261,22 @@ def _length(g: nx.DiGraph, a, b) -> list[int]:
 
 
 @pytest.mark.parametrize("shape, strategy", [
-    ((60, 46), "smart"),  # the paired trees: sparse
-    ((1000, 1001), "smart"),  # a chain
-    ((25571, 1005), "left"),  # email-Eu-core: dense
+    ((1020, 766, 765, 765), "smart"),  # the paired trees H = 8: 16 deep, about 18 estimated
+    ((60, 46, 45, 45), "left"),  # the paired trees H = 4: 8 deep
+    ((1000, 1001, 1000, 1000), "smart"),  # a chain
+    ((4094, 4095, 2047, 4094), "left"),  # a tree of 12 levels, edges down: 11 deep
+    ((4094, 4095, 4094, 2047), "left"),  # and up
+    ((131070, 131071, 65535, 131070), "smart"),  # 17 levels: 16 deep
+    ((25571, 1005, 1000, 990), "left"),  # email-Eu-core: dense
     (None, "left"),  # not measured: linear, as a nonlinear closure's safe choice
 ])
-def test_auto_takes_smart_for_sparse_graphs_and_linear_for_dense_ones(shape, strategy):
+def test_auto_takes_smart_for_sparse_deep_graphs_and_linear_for_others(shape, strategy):
     program = Program.from_file(GOLDEN / "nonlinear.dl")
     _, [choice] = program.rewritten("auto", {"arc": shape} if shape else {})
     assert choice.strategy == strategy
     assert choice.why.startswith("auto: arc ")
     written_right = Program.from_file(GOLDEN / "right.dl")
-    _, [choice] = written_right.rewritten("auto", {"e": (25571, 1005)})
+    _, [choice] = written_right.rewritten("auto", {"e": (25571, 1005, 1000, 990)})
     assert choice.strategy == "right"  # a linear closure stays as written when dense
 
 

@@ -153,13 +153,32 @@ def _at(args: tuple[n.Term, ...], position: int, term: n.Term) -> tuple[n.Term, 
     return args[:position] + (term,) + args[position + 1:]
 
 
-# ``auto`` takes a length strategy for a graph of at most this many arcs per node
+# ``auto`` takes a length strategy for a graph of at most this many arcs per node ...
 AUTO_DEGREE = 2.0
+# ... whose deepest path may be this many arcs long or longer: below it, the rounds Smart
+# saves do not repay its heavier ones (benchmarks/results/closure-auto.md: a 12-level tree,
+# 11 arcs deep, runs fastest left-linear; paired trees H = 8, 16 deep, take as long either
+# way; chain(200) 2.5x faster with Smart)
+AUTO_DEPTH = 16
 
 
-def choose(closure: Closure, strategy: str, shape: tuple[int, int] | None = None) -> Choice:
+def deepest(arcs: int, nodes: int, tails: int) -> float:
+    """About the longest shortest path, in arcs, of a graph of ``arcs`` arcs over ``nodes``
+    nodes of which ``tails`` have out-arcs, were it one tree (or chain) from a single root
+    branching ``arcs / tails`` ways at every node: more roots make paths shorter. Uses only
+    counts that HyperLogLog estimates well (not the roots: a difference of two estimates)."""
+    import math
+
+    branching = arcs / max(tails, 1)
+    if branching <= 1.01:  # a chain (or a cycle): as deep as it has nodes
+        return float(max(nodes - 1, 0))
+    return math.log(1 + nodes * (branching - 1)) / math.log(branching) - 1
+
+
+def choose(closure: Closure, strategy: str, shape: tuple[int, ...] | None = None) -> Choice:
     """The strategy a closure runs with: its pragma's, else the run's; ``auto`` decides
-    from ``shape``, the (arcs, nodes) of its edge relation when they were measured."""
+    from ``shape``, the (arcs, nodes, tails, heads) of its edge relation when they were
+    measured (spark/load.shapes: tails and heads are the nodes with out- and in-arcs)."""
     asked = closure.pragma or strategy
     if asked not in STRATEGIES and not (asked == "split" and closure.first is not None):
         raise UsageError(f"strategy must be one of {', '.join(STRATEGIES)}, not {asked!r}")
@@ -193,23 +212,32 @@ def choose(closure: Closure, strategy: str, shape: tuple[int, int] | None = None
         return Choice(closure, linear, f"auto: {closure.edge} was not measured (it is "
                       f"computed by the program, or no data was given), so {linear}-linear, "
                       "which derives no path by two decompositions")
-    arcs, nodes = shape
+    arcs, nodes, tails, heads = shape
     degree = arcs / max(nodes, 1)
     measured = f"{closure.edge} has {arcs} arcs over about {nodes} nodes ({degree:.2f} a node)"
-    if degree <= AUTO_DEGREE:
-        return Choice(closure, "smart", f"auto: {measured}: sparse, so paths are long and "
-                      "few join a pair; Smart takes 1 + ceil(log2 n) rounds for paths of "
-                      "length n, linear n")
-    return Choice(closure, linear, f"auto: {measured}: dense, so many paths join a pair, "
-                  "each a decomposition Smart would derive, and the longest shortest path is "
-                  f"short; {linear}-linear")
+    if degree > AUTO_DEGREE:
+        return Choice(closure, linear, f"auto: {measured}: dense, so many paths join a pair, "
+                      "each a decomposition Smart would derive, and the longest shortest path "
+                      f"is short; {linear}-linear")
+    # the graph and its reverse have the same path lengths: either bound holds
+    depth = min(deepest(arcs, nodes, tails), deepest(arcs, nodes, heads))
+    shaped = (f"{measured}, branching {arcs / max(tails, 1):.2f} out and "
+              f"{arcs / max(heads, 1):.2f} in, so its paths are at most about {depth:.0f} "
+              "arcs long")
+    if depth >= AUTO_DEPTH:
+        return Choice(closure, "smart", f"auto: {shaped}: sparse and deep, so few paths join "
+                      "a pair; Smart takes 1 + ceil(log2 n) rounds for paths of length n, "
+                      "linear n")
+    return Choice(closure, linear, f"auto: {shaped}: sparse but shallow, so the rounds Smart "
+                  f"would save (under {AUTO_DEPTH} arcs deep) do not repay its heavier ones; "
+                  f"{linear}-linear")
 
 
-def rewrite(checked: Checked, strategy: str, shapes: Mapping[str, tuple[int, int]]
+def rewrite(checked: Checked, strategy: str, shapes: Mapping[str, tuple[int, ...]]
             ) -> tuple[n.Program, frozenset[str], list[Choice]]:
     """The program with every recognized closure rewritten for its strategy, the
     relations the rewrite made (checked as trusted), and the choices made; ``shapes``:
-    the (arcs, nodes) measured of edge relations, for ``auto``."""
+    the (arcs, nodes, tails, heads) measured of edge relations, for ``auto``."""
     program = checked.program
     choices = [choose(c, strategy, shapes.get(c.edge)) for c in closures(checked)]
     # a linear closure to double is the chain pass's (rewrite/doubling.py), and its choice

@@ -121,7 +121,7 @@ class LatticeCombine:
         spark, cols, layout = db.spark, db.columns(relation), self.layout
         unsigned = db.kinds(relation)[layout.dependent] == "unsigned"
         value = f"c{layout.dependent}"
-        names = _names(layout)
+        names = stored_names(layout)
         key_names = [c for c in names if c != value]
         old_type = _spark_type(db.kinds(relation)[layout.dependent])
         candidates = DataFrame(new, spark).select(
@@ -225,7 +225,7 @@ def _spark_type(kind: str) -> str:
     return stored_type(kind)
 
 
-def _names(layout: Layout) -> list[str]:
+def stored_names(layout: Layout) -> list[str]:
     """The stored columns in order: bucket columns, sub-bucket, the rest (dependent last)."""
     return [f"c{i}" for i in layout.key] + [SB] + [f"c{i}" for i in layout.rest]
 

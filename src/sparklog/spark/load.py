@@ -195,8 +195,9 @@ def _intern(db, df: DataFrame, kinds: tuple[str, ...]) -> DataFrame:
 
 
 def shapes(spark, program, relations: set[str], inputs: dict[str, Any], facts_dir: Path
-           ) -> dict[str, tuple[int, int]]:
-    """(arcs, nodes), approximately, of each of ``relations`` that is an input of two
+           ) -> dict[str, tuple[int, ...]]:
+    """(arcs, nodes, tails, heads: the nodes with out-arcs, with in-arcs), approximately,
+    of each of ``relations`` that is an input of two
     columns: one aggregation job each over the input as given, for the closure strategy
     ``auto`` (rewrite/closure.py). Its malformed lines are left to the load to report; a
     relation that is not an input is not measured."""
@@ -226,11 +227,11 @@ def shapes(spark, program, relations: set[str], inputs: dict[str, Any], facts_di
     spark.conf.set(FACTORY_MODE, "NO_CODEGEN")
     try:
         for name, df in frames.items():
-            ends = df.select(F.hash("c0", "c1").alias("arc"),
+            ends = df.select(F.hash("c0", "c1").alias("arc"), "c0", "c1",
                              F.explode(F.array("c0", "c1")).alias("node"))
-            arcs, nodes = ends.agg(F.approx_count_distinct("arc", rsd=0.01),
-                                   F.approx_count_distinct("node", rsd=0.01)).first()
-            out[name] = (int(arcs), int(nodes))
+            counts = ends.agg(*[F.approx_count_distinct(c, rsd=0.01)
+                                for c in ("arc", "node", "c0", "c1")]).first()
+            out[name] = tuple(int(c) for c in counts)
     finally:
         for key, value in previous.items():
             if value is None:

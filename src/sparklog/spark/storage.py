@@ -32,7 +32,7 @@ from pyspark.sql import functions as F
 from sparklog.options import Options
 from sparklog.ir.nodes import Kernel, Layout, Plan
 from sparklog.spark import jvm
-from sparklog.spark.combine import combine_for
+from sparklog.spark.combine import combine_for, stored_names
 from sparklog.spark.jvm import cached_rdds as _cached_rdds
 from sparklog.spark.jvm import stored_rdd as _stored_rdd
 from sparklog.spark.jvm import without_estimates as _without_estimates
@@ -324,8 +324,7 @@ class Database:
         layout = self.layout(relation)
         cols = self.columns(relation)
         value = f"c{layout.dependent}"
-        keys = [c for c in (f"c{i}" for i in layout.key) if c != value] + [SB] + \
-            [f"c{i}" for i in layout.rest if i != layout.dependent]
+        keys = [c for c in stored_names(layout) if c != value]
         improved = self.stored[relation].where(F.col(IT) == NEWEST).select(*keys)
         old = self.sealed.get(relation, [])
         kept: list[DataFrame] = []
