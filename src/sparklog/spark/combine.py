@@ -124,7 +124,16 @@ class LatticeCombine:
         names = stored_names(layout)
         key_names = [c for c in names if c != value]
         old_type = _spark_type(db.kinds(relation)[layout.dependent])
-        candidates = DataFrame(new, spark).select(
+        order = ((lambda c: c.bitwiseXOR(F.lit(_SIGN_BIT))) if unsigned else (lambda c: c))
+        candidates = DataFrame(new, spark)
+        if sealed and layout.lattice in ("min", "max"):
+            # the candidates joined per key first (inside the partition, no shuffle): the
+            # sealed runs are then probed once per key, not once per derivation (a round of
+            # Smart over email-Eu-core derives 100 million candidates for 800,000 keys)
+            join = F.min if layout.lattice == "min" else F.max
+            candidates = candidates.groupBy(*key_names).agg(
+                order(join(order(F.col(value)))).alias(value))
+        candidates = candidates.select(
             *[F.col(c) for c in names], F.lit(NEWEST).alias(IT), F.lit(1).alias("_src"))
         # (src 2) each candidate carries its key's row of a sealed run, if any: a chain of
         # partition-local outer joins driven by the candidates, so the round's derivation
@@ -147,7 +156,6 @@ class LatticeCombine:
         stored_only = lambda c: F.when(F.col("_src") != 1, c)  # noqa: E731
         if layout.lattice in ("min", "max"):
             # (1) in the lattice's order: unsigned values compared as unsigned
-            order = ((lambda c: c.bitwiseXOR(F.lit(_SIGN_BIT))) if unsigned else (lambda c: c))
             ordered, old = order(F.col(value)), order(F.col("_old"))
             join = F.min if layout.lattice == "min" else F.max
             pair = F.least if layout.lattice == "min" else F.greatest  # both skip nulls
