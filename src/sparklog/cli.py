@@ -341,6 +341,10 @@ def _run(args) -> int:
         raise UsageError("--stall-timeout must be at least 0")
     program = _program(args.program)
     _check_paths(program, args)
+    for choice in program.rewritten(args.strategy)[1]:  # what only a pragma asks for
+        if choice.strategy == "doubling-arity":
+            print(f"warning: {', '.join(choice.closure.relations)}: "
+                  f"{choice.why.split('warning: ', 1)[1]}", file=sys.stderr)
     progress = Progress(enabled=not args.quiet and sys.stderr.isatty(), verbose=args.verbose)
     records: list[dict] = []  # every round's record as it ends: kept if the run fails
 

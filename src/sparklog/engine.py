@@ -11,6 +11,7 @@ from sparklog.errors import CheckError, EngineError, Reporter, UsageError
 from sparklog.ir.nodes import Plan
 from sparklog.lower import lower
 from sparklog.rewrite import PASSES
+from sparklog.rewrite.arity import linears
 from sparklog.rewrite.closure import LENGTH, Choice, closures
 from sparklog.rewrite.doubling import chains
 from sparklog.rewrite.indexes import add_indexes
@@ -40,8 +41,8 @@ class Program:
                   shapes: Mapping[str, tuple[int, ...]] | None = None
                   ) -> tuple[n.Program, list[Choice]]:
         """The program with each transitive closure rewritten for its strategy, and the
-        strategy chosen for each (rewrite/closure.py); ``shapes``: the (arcs, nodes, tails, heads) of
-        edge relations, measured for ``auto``."""
+        strategy chosen for each (rewrite/closure.py); ``shapes``: the (arcs, nodes, tails,
+        heads) of edge relations, measured for ``auto``."""
         key = (strategy, tuple(sorted((shapes or {}).items())))
         if key not in self._rewritten:
             checked, trusted, choices = self.checked, frozenset(), []
@@ -91,12 +92,16 @@ def _check_pragmas(program: Program) -> None:
     rep = Reporter()
     recognized = {c.relation for c in program.closures}
     chained = {r for c in chains(program.checked) for r in c.relations}
+    chained |= {r for c in linears(program.checked) for r in c.relations}
     for d in program.checked.program.directives:
         if d.kind == "pragma" and d.param("strategy") == "doubling" and d.relation not in chained:
             rep.error(d.span, f".pragma {d.relation}(strategy=doubling): {d.relation} is not "
                       "in a chain program (Afrati & Ullman, Definition 3.1): every rule "
                       f"p(x, y) :- e(x, y), p(x, y) :- e(x, z), q(z, y) or p(x, y) :- "
-                      "q(x, z), e(z, y), with e outside the recursion")
+                      "q(x, z), e(z, y), with e outside the recursion; nor in a linear "
+                      "recursion Theorem 3.2 doubles: every rule reads at most one relation "
+                      "of the recursion, whose arguments and the head's are distinct "
+                      "variables bound by the rule's other atoms")
         elif d.kind == "pragma" and d.param("strategy") != "doubling" and \
                 d.relation not in recognized:
             r = d.relation
@@ -225,8 +230,8 @@ class Engine:
         relation of a closure that it chooses for."""
         from sparklog.spark.load import shapes
 
-        edges = {c.edge for c in program.closures
-                 if (c.pragma or self.options.strategy) == "auto"}
+        edges = {c.edge for c in program.closures  # a graph per parameter value is not
+                 if (c.pragma or self.options.strategy) == "auto" and not c.parameters}
         if not edges:
             return {}
         from py4j.protocol import Py4JError

@@ -46,11 +46,13 @@ def strategies(program, strategy: str, shapes=None) -> str:
     lines = []
     for choice in choices:
         c = choice.closure
-        if choice.strategy == "doubling":
+        if choice.strategy in ("doubling", "doubling-arity"):
             mine = set(c.relations) | {k.head.relation for k in rewritten.clauses
                                        if k.head.relation.startswith(TRANSFER)}
-            lines.append(f"{', '.join(c.relations)}: a {c.side}-linear chain program; "
-                         f"evaluated with doubling: {choice.why}")
+            what = (f"a {c.side}-linear chain program" if choice.strategy == "doubling"
+                    else "a linear recursion")
+            lines.append(f"{', '.join(c.relations)}: {what}; evaluated with "
+                         f"{choice.strategy}: {choice.why}")
         else:
             mine = {c.relation, c.relation + "@len"}
             lines.append(f"{c.relation}: the transitive closure of {c.edge}, written "

@@ -42,6 +42,21 @@ def test_run_writes_tab_separated_sorted_output(spark, tc_dir, capsys):
     assert not list((tc_dir / "out").glob(".sparklog-*"))
 
 
+def test_theorem_3_2_warns_about_the_arity(spark, tmp_path, capsys):
+    program = tmp_path / "sg.dl"
+    program.write_text(".decl par(x: number, y: number)\n.input par\n"
+                       ".decl sg(x: number, y: number)\n.output sg\n"
+                       ".pragma sg(strategy=doubling)\n"
+                       "sg(x, y) :- par(x, z), par(y, z).\n"
+                       "sg(x, y) :- par(x, xp), par(y, yp), sg(xp, yp).\n")
+    (tmp_path / "par.facts").write_text("2\t1\n3\t1\n4\t2\n5\t3\n")
+    assert sparklog(str(program), "-F", str(tmp_path), "-D", str(tmp_path / "out")) == 0
+    assert "warning: sg: Theorem 3.2 doubles the arity: its t predicates have up to 4 " \
+        "columns" in capsys.readouterr().err
+    assert (tmp_path / "out" / "sg.csv").read_text().splitlines() == [
+        "2\t2", "2\t3", "3\t2", "3\t3", "4\t4", "4\t5", "5\t4", "5\t5"]
+
+
 def test_dash_d_prints_to_stdout(spark, tc_dir, capsys):
     assert sparklog(str(tc_dir / "tc.dl"), "-F", str(tc_dir / "facts"), "-D", "-") == 0
     out = capsys.readouterr().out

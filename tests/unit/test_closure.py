@@ -306,4 +306,4 @@ def test_explain_says_what_log_rounds_would_cost_for_reachability_and_same_gener
     found = notes(Program.from_text(text).checked)
     assert [line.split(":")[0] for line in found] == ["r", "sg"]
     assert "Theorem 4.1" in found[0] and "binary closure of e" in found[0]
-    assert "ternary predicate" in found[1]
+    assert "ternary predicate" in found[1] and ".pragma sg(strategy=doubling)" in found[1]

@@ -11,7 +11,13 @@ is evaluated with a chosen *length partition* P: the TC algorithm that derives a
 length l only by joining a path of length P(l)[0] with a following path of length
 P(l)[1], both shortest paths (Definition 2.1). Each path is then derived once (unique
 decomposition), and the rounds needed for paths of length n are those of P: n for the
-linear partitions, 1 + ceil(log2 n) for Smart and Balance, about log_{3/2} n for Thirds.
+linear partitions, 1 + ceil(log2 n) for Smart and Balance, about log_{3/2} n for Thirds,
+those of the user's P for ``split`` (``.pragma p(strategy=split, first="(l + 1) / 2")``:
+P(l)[0] as a term over l, checked by :func:`split_first`).
+
+Any column besides the path's two ends that every atom of both rules carries as the same
+variable (``p(x, c, y) :- p(x, c, z), e(z, c, y).``) is a parameter: the stratum is a
+closure per value, and every strategy keeps the column where it is (``Closure.ends``).
 
 The linear strategies are the closure's linear rules. The others keep each path's
 shortest length in a $MIN lattice relation ``p@len``, so a path found again by a longer
@@ -30,6 +36,7 @@ checked as *trusted*.
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
@@ -167,8 +174,6 @@ def deepest(arcs: int, nodes: int, tails: int) -> float:
     nodes of which ``tails`` have out-arcs, were it one tree (or chain) from a single root
     branching ``arcs / tails`` ways at every node: more roots make paths shorter. Uses only
     counts that HyperLogLog estimates well (not the roots: a difference of two estimates)."""
-    import math
-
     branching = arcs / max(tails, 1)
     if branching <= 1.01:  # a chain (or a cycle): as deep as it has nodes
         return float(max(nodes - 1, 0))

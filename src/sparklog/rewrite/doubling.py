@@ -151,7 +151,7 @@ def _mirror(clause: n.Clause) -> n.Clause:
     return replace(clause, head=flip(clause.head), body=tuple(flip(a) for a in clause.body))
 
 
-def rewrite(checked: Checked, strategy: str, shapes: Mapping[str, tuple[int, int]]
+def rewrite(checked: Checked, strategy: str, shapes: Mapping[str, tuple[int, ...]]
             ) -> tuple[n.Program, frozenset[str], list[Choice]]:
     """With strategy ``doubling``: every chain program rewritten by Theorem 3.1."""
     program = checked.program

@@ -30,11 +30,15 @@ def notes(checked: Checked) -> list[str]:
                 f"tc(x, y) :- {edge}(x, y). tc(x, y) :- tc(x, z), tc(z, y). and derive {r} "
                 "from it, when the graph is sparse and long)")
         elif _same_generation(clauses, r):
+            doubled = any(d.kind == "pragma" and d.relation == r and
+                          d.param("strategy") == "doubling" for d in checked.program.directives)
             out.append(
                 f"{r}: same-generation, a binary linear recursion: log rounds need a ternary "
                 "predicate at least (Afrati & Ullman §4.2; §3.1's implies(W, X, Y, Z) has "
-                f"arity 4), up to n^3 facts for n nodes against at most n^2 {r} facts; "
-                "evaluated as written")
+                f"arity 4), up to n^3 facts for n nodes against at most n^2 {r} facts; " +
+                ("doubled at arity 4 as its .pragma asks (Theorem 3.2)" if doubled else
+                 f"evaluated as written (.pragma {r}(strategy=doubling) doubles it at "
+                 "arity 4, Theorem 3.2)"))
     return out
 
 
