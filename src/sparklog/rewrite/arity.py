@@ -31,7 +31,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 from sparklog.rewrite.closure import Choice
-from sparklog.rewrite.doubling import chains, transfer
+from sparklog.rewrite.doubling import chains, compose, transfer
 from sparklog.semantics.checks import Checked
 from sparklog.syntax import nodes as n
 from sparklog.syntax.walk import variables
@@ -101,14 +101,7 @@ def double(checked: Checked, linear: Linear) -> tuple[list[n.Clause], list[n.Dec
     def atom(relation: str, *args: n.Term) -> n.Atom:
         return n.Atom(relation, args, span)
 
-    out = []
-    for p in members:  # group 1
-        for q in members:
-            for r in members:
-                x, y, z = vars_("X", p), vars_("Y", q), vars_("Z", r)
-                out.append(n.Clause(atom(transfer(p, q), *x, *y),
-                                    (atom(transfer(p, r), *x, *z),
-                                     atom(transfer(r, q), *z, *y)), span))
+    out = compose(members, span, vars_)  # group 1
     for clause in linear.clauses:  # groups 2 and 3
         inner = [lit for lit in clause.body if isinstance(lit, n.Atom)
                  and lit.relation in members]

@@ -115,13 +115,7 @@ def double(checked: Checked, chain: Chain) -> tuple[list[n.Clause], list[n.Decl]
     def atom(relation: str, *args: n.Term) -> n.Atom:
         return n.Atom(relation, args, span)
 
-    out = []
-    for p in members:  # group 1
-        for q in members:
-            for r in members:
-                out.append(n.Clause(atom(transfer(p, q), x, y),
-                                    (atom(transfer(p, r), x, z), atom(transfer(r, q), z, y)),
-                                    span))
+    out = compose(members, span, lambda stem, _: (n.Var(stem),))  # group 1
     for clause in clauses:  # groups 2 and 3
         if len(clause.body) == 1:
             out.append(clause)
@@ -143,6 +137,20 @@ def double(checked: Checked, chain: Chain) -> tuple[list[n.Clause], list[n.Decl]
             attrs = (replace(first, name="a"), replace(second, name="b"))
             decls.append(n.Decl(transfer(p, q), attrs[::-1] if left else attrs, span))
     return out, decls
+
+
+def compose(members: tuple[str, ...], span, args) -> list[n.Clause]:
+    """Group 1 of Theorems 3.1 and 3.2: ``t@p@q(X, Y) :- t@p@r(X, Z), t@r@q(Z, Y).`` for all
+    p, q, r of the stratum; ``args(stem, r)``: the variables standing for r's side."""
+    out = []
+    for p in members:
+        for q in members:
+            for r in members:
+                x, y, z = args("X", p), args("Y", q), args("Z", r)
+                out.append(n.Clause(n.Atom(transfer(p, q), (*x, *y), span),
+                                    (n.Atom(transfer(p, r), (*x, *z), span),
+                                     n.Atom(transfer(r, q), (*z, *y), span)), span))
+    return out
 
 
 def _mirror(clause: n.Clause) -> n.Clause:
