@@ -69,13 +69,3 @@ def test_leftovers_of_ended_runs_are_swept(cache):
     mine.write_bytes(b"x")
     archive.choose(JAVA, "", write=True)
     assert not dead.exists() and mine.exists()
-
-
-def test_a_local_driver_compiles_with_c1_only_unless_the_caller_chose():
-    from sparklog.spark.session import QUICK_JIT, jit_options
-
-    assert jit_options("local[2]", "") == " " + QUICK_JIT
-    assert jit_options("local[*]", "-Dfoo=1") == " " + QUICK_JIT
-    assert jit_options("spark://host:7077", "") == ""  # executors are JVMs of their own
-    assert jit_options("local[2]", "-XX:TieredStopAtLevel=4") == ""
-    assert jit_options("local[2]", "-XX:-TieredCompilation") == ""

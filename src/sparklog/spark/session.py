@@ -105,23 +105,6 @@ def default_conf(master: str, partitions: int | None) -> dict[str, str]:
     }
 
 
-# In local mode the driver's JVM runs every task, and a fresh one compiles Spark's hot code
-# while the run goes on: C2, the optimizing compiler, spends seconds of CPU on a run's
-# first minute, taken from the tasks on a machine of few cores, for code that mostly does not
-# run long enough to repay it. C1 alone starts runs sooner and lost nothing on the longest
-# measured (benchmarks/results/jit.md). A caller's own choice of compilers is left alone.
-QUICK_JIT = "-XX:TieredStopAtLevel=1"
-_JIT_CALLERS = ("TieredStopAtLevel", "TieredCompilation")
-
-
-def jit_options(master: str, callers: str) -> str:
-    """The driver JVM's compiler options sparklog adds: C1 only in local mode, unless the
-    caller's spark.driver.extraJavaOptions already choose."""
-    if not master.startswith("local") or any(k in callers for k in _JIT_CALLERS):
-        return ""
-    return " " + QUICK_JIT
-
-
 def _memory_gib() -> int:
     try:
         with open("/proc/meminfo") as f:
@@ -158,7 +141,6 @@ def start(master: str = "local[*]", partitions: int | None = None,
         chosen = archive.choose(java, callers, write_archive)  # a JVM starts here
     if chosen is not None:
         java_opts += " " + chosen.java_options()
-    java_opts += jit_options(settings["spark.master"], callers)
     settings["spark.driver.extraJavaOptions"] = (java_opts + " " + callers).strip()
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     gateway = _launch_gateway(settings)
