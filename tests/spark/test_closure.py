@@ -87,7 +87,8 @@ def test_a_user_split_is_the_strategy_it_spells(spark, paired, first, derivation
     """A `.pragma tc(strategy=split, first=...)` that spells a known partition derives what
     that strategy derives on the paired trees (the paper's counts), in its rounds."""
     engine = sparklog.Engine(spark=spark, partitions=2)
-    text = NONLINEAR.replace(".output tc", f'.output tc\n.pragma tc(strategy=split, first="{first}")')
+    pragma = f'.pragma tc(strategy=split, first="{first}")'
+    text = NONLINEAR.replace(".output tc", f".output tc\n{pragma}")
     result = run(engine, text, inputs={"edge": paired})
     assert [c.strategy for c in result.strategies] == ["split"]
     assert len(rows(result["tc"])) == 279

@@ -97,11 +97,13 @@ class LatticeCombine:
 
     A lattice relation is stored as runs, as a set relation is (Database.merges): the new
     run holds the rows of the newest runs it replaces (``merged``) and the keys the
-    candidates improve; the runs before them (sealed) are not rewritten. ``merged ∪
-    candidates ∪ (sealed ⋉ candidates' keys)`` is grouped by the independent columns and
-    the sub-bucket: every side is partitioned by a subset of those (the bucket columns and
-    ``_sb``), so the semi-join and the aggregation run inside each partition with no second
-    shuffle. Per key it computes the best value over every side and the stored one alone;
+    candidates improve; the runs before them (sealed) are not rewritten. Each candidate
+    (for ``$MIN``/``$MAX``, each candidate key with its best value) is outer-joined with the
+    sealed runs for its key's stored value (``_old``), and ``merged ∪ candidates`` is
+    grouped by the independent columns and the sub-bucket: every side is partitioned by a
+    subset of those (the bucket columns and ``_sb``), so the joins and the aggregation run
+    inside each partition with no second shuffle, and the candidates are derived once.
+    Per key it computes the best value over every side and the stored one alone;
     the key is NEWEST when the best beats the stored value (or there was none), else OLDER
     (in the preamble, iteration 0, it keeps its stored stamp, as a set relation's rows
     do). A key that is only in a sealed run and does not improve stays there alone.
@@ -135,7 +137,7 @@ class LatticeCombine:
                 order(join(order(F.col(value)))).alias(value))
         candidates = candidates.select(
             *[F.col(c) for c in names], F.lit(NEWEST).alias(IT), F.lit(1).alias("_src"))
-        # (src 2) each candidate carries its key's row of a sealed run, if any: a chain of
+        # each candidate carries its key's row of a sealed run, if any: a chain of
         # partition-local outer joins driven by the candidates, so the round's derivation
         # is planned once (a semi-join of each run with the candidates' keys would prune
         # the candidates' columns below their shuffle and derive them again per run);
