@@ -239,8 +239,10 @@ def _strategy_option(p: argparse.ArgumentParser) -> None:
                         "(right or left), or in logarithmic rounds with each path derived "
                         "once (smart, balance, thirds: Afrati & Ullman); auto chooses; "
                         "doubling rewrites chain programs into binary t predicates. A "
-                        "relation's .pragma r(strategy=...) overrides it; default "
-                        "%(default)s")
+                        "relation's .pragma r(strategy=...) overrides it; only a pragma "
+                        "asks for a length partition of your own (strategy=split, "
+                        "first=\"(l + 1) / 2\") or for doubling another linear recursion "
+                        "at twice its arity; default %(default)s")
 
 
 def _spark_options(p: argparse.ArgumentParser) -> None:
