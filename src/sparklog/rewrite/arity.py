@@ -30,7 +30,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
-from sparklog.rewrite.closure import Choice
+from sparklog.rewrite.closure import Choice, splice
 from sparklog.rewrite.doubling import chains, compose, transfer
 from sparklog.semantics.checks import Checked
 from sparklog.syntax import nodes as n
@@ -145,12 +145,8 @@ def rewrite(checked: Checked, strategy: str, shapes: Mapping[str, tuple[int, ...
     for linear in linears(checked):
         if not asked & set(linear.relations):
             continue
-        new_clauses, new_decls = double(checked, linear)
-        at = clauses.index(linear.clauses[0])
-        clauses = [c for c in clauses if c not in linear.clauses]
-        clauses[at:at] = new_clauses
-        decl_at = min(i for i, d in enumerate(decls) if d.name in linear.relations)
-        decls[decl_at:decl_at] = new_decls
+        clauses, decls = splice(clauses, decls, linear.clauses, linear.relations,
+                                *double(checked, linear))
         choices.append(Choice(linear, "doubling-arity", "asked by its .pragma; warning: "
                               f"{warning(checked, linear)}"))
     return replace(program, clauses=tuple(clauses), decls=tuple(decls)), frozenset(), choices

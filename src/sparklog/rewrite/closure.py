@@ -255,14 +255,22 @@ def rewrite(checked: Checked, strategy: str, shapes: Mapping[str, tuple[int, ...
         if choice.strategy == c.written:  # as written
             continue
         new_clauses, new_decls = _rules(checked, c, choice.strategy)
-        at = clauses.index(c.clauses[0])
-        clauses = [k for k in clauses if k not in c.clauses]
-        clauses[at:at] = new_clauses
-        decl_at = next(i for i, d in enumerate(decls) if d.name == c.relation)
-        decls[decl_at:decl_at] = new_decls
+        clauses, decls = splice(clauses, decls, c.clauses, (c.relation,), new_clauses, new_decls)
         trusted |= {d.name for d in new_decls}
     return replace(program, clauses=tuple(clauses), decls=tuple(decls)), frozenset(trusted), \
         choices
+
+
+def splice(clauses: list[n.Clause], decls: list[n.Decl], old: tuple[n.Clause, ...],
+           relations: tuple[str, ...], new_clauses: list[n.Clause], new_decls: list[n.Decl]
+           ) -> tuple[list[n.Clause], list[n.Decl]]:
+    """The program's clauses with ``old`` replaced by ``new_clauses`` where the first of them
+    stood, and its declarations with ``new_decls`` before the first of ``relations``'."""
+    at = clauses.index(old[0])
+    clauses = [k for k in clauses if k not in old]
+    clauses[at:at] = new_clauses
+    decl_at = min(i for i, d in enumerate(decls) if d.name in relations)
+    return clauses, decls[:decl_at] + list(new_decls) + decls[decl_at:]
 
 
 def _rules(checked: Checked, c: Closure, strategy: str

@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
-from sparklog.rewrite.closure import Choice
+from sparklog.rewrite.closure import Choice, splice
 from sparklog.semantics.checks import Checked
 from sparklog.syntax import nodes as n
 
@@ -170,12 +170,8 @@ def rewrite(checked: Checked, strategy: str, shapes: Mapping[str, tuple[int, ...
         asked = {pragmas.get(r) for r in chain.relations} - {None}
         if (asked or {strategy}) != {"doubling"}:
             continue
-        new_clauses, new_decls = double(checked, chain)
-        at = clauses.index(chain.clauses[0])
-        clauses = [c for c in clauses if c not in chain.clauses]
-        clauses[at:at] = new_clauses
-        decl_at = min(i for i, d in enumerate(decls) if d.name in chain.relations)
-        decls[decl_at:decl_at] = new_decls
+        clauses, decls = splice(clauses, decls, chain.clauses, chain.relations,
+                                *double(checked, chain))
         source = "its .pragma" if asked else "--strategy"
         choices.append(Choice(chain, "doubling", f"asked by {source}: Theorem 3.1's binary "
                               "t predicates double the derivation spine they cover each "
