@@ -197,9 +197,8 @@ def _intern(db, df: DataFrame, kinds: tuple[str, ...]) -> DataFrame:
 def shapes(spark, program, relations: set[str], inputs: dict[str, Any], facts_dir: Path
            ) -> dict[str, tuple[int, ...]]:
     """(arcs, nodes, tails, heads: the nodes with out-arcs, with in-arcs), approximately,
-    of each of ``relations`` that is an input of two
-    columns: one aggregation job each over the input as given, for the closure strategy
-    ``auto`` (rewrite/closure.py). Its malformed lines are left to the load to report; a
+    of each of ``relations`` that is an input of two columns: one aggregation job each
+    over the input as given, for the closure strategy ``auto`` (rewrite/closure.py). Its malformed lines are left to the load to report; a
     relation that is not an input is not measured."""
     out = {}
     frames = {}
