@@ -9,8 +9,7 @@ from typing import Any
 
 from sparklog.errors import CheckError, EngineError, Reporter, UsageError
 from sparklog.ir.nodes import Plan
-from sparklog.lower import lower
-from sparklog.rewrite import PASSES
+from sparklog.rewrite import PASSES, planned
 from sparklog.rewrite.arity import linears
 from sparklog.rewrite.closure import LENGTH, Choice, closures
 from sparklog.rewrite.doubling import chains
@@ -52,7 +51,7 @@ class Program:
                 choices += chosen
                 checked = check(program, trusted)
             self._rewritten[key] = (checked.program, choices)
-            self._plans[key + (False,)] = lower(checked)
+            self._plans[key + (False,)] = planned(checked, with_indexes=False)
         return self._rewritten[key]
 
     def plan_for(self, strategy: str = DEFAULTS.strategy, indexes: bool = True,

@@ -1,4 +1,6 @@
-"""Checked AST -> relational-algebra plan: kernels per clause, semi-naive variants, layouts."""
+"""Checked AST -> relational-algebra plan: kernels per clause and their semi-naive variants.
+
+Where each relation is stored is chosen after, by the plan passes of rewrite/."""
 
 from __future__ import annotations
 
@@ -6,7 +8,7 @@ import itertools
 from collections import Counter
 
 from sparklog.ir.nodes import (DELTA, FULL, OLD, AggregateJoin, AntiJoin, Bind, Filter, Kernel,
-                               Layout, Plan, Scan, Step, StratumPlan, Total)
+                               Plan, Scan, Step, StratumPlan, Total)
 from sparklog.semantics.checks import Checked, bound_variables, term_kind
 from sparklog.semantics.lattices import contribution
 from sparklog.semantics.strata import Stratum
@@ -46,12 +48,8 @@ def lower(checked: Checked) -> Plan:
                 loop.append(_kernel(clause, body, versions, pos))
         loop += [_total(checked, r, len(contributions[r + CONTRIBUTIONS])) for r in totals]
         strata.append(StratumPlan(stratum, tuple(preamble), tuple(loop)))
-    layouts = _layouts(checked, strata)
-    for name, kinds in contributions.items():
-        width = len(checked.kinds[name[:-len(CONTRIBUTIONS)]]) - 1  # the total's key columns
-        layouts[name] = Layout(name, len(kinds), (0,) if width else (), dependent=len(kinds) - 1,
-                               lattice="contribution", detail=tuple(range(width, len(kinds) - 1)))
-    return Plan(tuple(strata), layouts, {**checked.kinds, **contributions},
+    # placed by the layouts pass (rewrite/layouts.py)
+    return Plan(tuple(strata), {}, {**checked.kinds, **contributions},
                 {lat.name: lat for lat in checked.program.lattices})
 
 
@@ -341,51 +339,3 @@ def _aggregate(var: str, agg: n.Aggregate, bound: set[str], all_bound: set[str]
     body = list(agg.body)
     steps = _order(body, {}, None, set(correlated))
     return AggregateJoin(var, agg, group, tuple(steps), correlated)
-
-
-def _layouts(checked: Checked, strata: list[StratumPlan]) -> dict[str, Layout]:
-    """Bucket columns per relation, voted by the joins its stored versions take part in.
-
-    A loop kernel joins its delta scan with the next scan on their shared variables; both
-    relations want those columns as their bucket key, in the same variable order, so the
-    join is partition-local and the delta needs no shuffle. A scan of a set relation's
-    ``old`` version within its own stratum does not vote: an index one round behind the
-    relation serves it (rewrite/indexes.py), so the relation's own placement goes to the
-    scans of its ``full`` version. A lattice relation is never
-    bucketed on its dependent column (Layout), so a key that names it gets no vote.
-    """
-    votes: dict[str, Counter] = {name: Counter() for name in checked.kinds}
-    for sp in strata:
-        for kernel in sp.loop + sp.preamble:
-            scans = kernel.scans()
-            if len(scans) < 2:
-                continue
-            a, b = scans[0], scans[1]
-            shared = [v.name for v in a.args if isinstance(v, n.Var)
-                      and v.name in {w.name for w in b.args if isinstance(w, n.Var)}]
-            shared = list(dict.fromkeys(shared))
-            if not shared:
-                continue
-            weight = 2 if kernel.delta is not None else 1
-            for scan in (a, b):
-                if scan is b and scan.version == OLD and scan.relation in sp.relations \
-                        and scan.relation not in checked.lattices:
-                    continue  # a lagging index serves it (rewrite/indexes.py)
-                key = _positions(scan, shared)
-                lattice = checked.lattices.get(scan.relation)
-                if lattice is None or lattice.column not in key:
-                    votes.setdefault(scan.relation, Counter())[key] += weight
-    layouts = {}
-    for name, kinds in checked.kinds.items():
-        lattice = checked.lattices.get(name)
-        dependent = lattice.column if lattice is not None else None
-        first = [i for i in range(len(kinds)) if i != dependent][:1]
-        key = votes[name].most_common(1)[0][0] if votes[name] else tuple(first)
-        how = None if lattice is None else f"user:{lattice.user}" if lattice.user else lattice.func
-        layouts[name] = Layout(name, len(kinds), key, dependent=dependent, lattice=how)
-    return layouts
-
-
-def _positions(scan: Scan, variables: list[str]) -> tuple[int, ...]:
-    names = [a.name if isinstance(a, n.Var) else None for a in scan.args]
-    return tuple(names.index(v) for v in variables)

@@ -178,12 +178,12 @@ def test_user_lattice_relation_is_a_lattice_of_its_column():
 
 def test_a_total_is_planned_as_contributions_summed_a_round_later():
     from sparklog.ir.printer import print_plan
-    from sparklog.lower import lower
+    from sparklog.rewrite import planned
 
     program = parse(DECLS + MASK + ".decl m(x:number, v:Mask<>)\nm(x, 1) :- e(x, _, _).\n"
                     "m(y, v) :- m(x, v), e(x, y, _).\n"
                     ".decl c(x:number, n:number)\nc(y, $COUNT(x)) :- e(x, y, _).\n")
-    text = print_plan(lower(check(program)))
+    text = print_plan(planned(check(program), with_indexes=False))
     assert "layout m: bucket by (c0), sub-buckets by (), one tuple per key: c1 is Mask<>" in text
     assert ("layout c@c: bucket by (c0), sub-buckets by (), one tuple per contribution, told "
             "apart by (c1, c2) (not hashed): c3 is its newest value") in text

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from sparklog.ir.printer import print_plan
-from sparklog.lower import lower
+from sparklog.rewrite import planned
 from sparklog.semantics.checks import check
 from sparklog.syntax.parser import parse
 
 
 def plan_lines(text: str, relation: str) -> list[str]:
-    plan = print_plan(lower(check(parse(text, "t.dl"))))
+    plan = print_plan(planned(check(parse(text, "t.dl")), with_indexes=False))
     return [line.split("<- ", 1)[1] for line in plan.splitlines()
             if line.lstrip().startswith(("once", "loop")) and f" {relation}(" in f" {line.split()[1]}"]
 

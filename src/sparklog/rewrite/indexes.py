@@ -1,7 +1,7 @@
 """Secondary indexes: one stored copy of a relation per access pattern, so a round never
 reshuffles a stored side.
 
-A relation is stored placed by its bucket columns (lower._layouts). A kernel that reads it
+A relation is stored placed by its bucket columns (rewrite/layouts.py). A kernel that reads it
 as an inner side keyed on other columns would make Spark shuffle every stored row of it,
 every round: nonlinear transitive closure reads ``tc`` both by its first column and by its
 second. As in the paper's engine and in Soufflé, the relation then gets a second stored copy
@@ -20,7 +20,7 @@ Two kinds, both set relations (a lattice relation's stored value changes in plac
   holds, at every round, ``full`` as it was one round earlier, which is exactly ``old``. Each
   new tuple crosses one more shuffle, to the index's placement; no stored row moves. Scans of
   the ``full`` version of a relation of the same stratum are left alone: the layout vote
-  (lower._layouts) gives the relation's own placement to those.
+  (rewrite/layouts.py) gives the relation's own placement to those.
 
 The pass runs on the plan lower() makes; ``Options.indexes`` (``--indexes on|off``) chooses
 the plan with or without it.
