@@ -7,10 +7,12 @@ Usage (from the repository root)::
     python3 -m tests.campaign --runs 1 --seed 25     # one program again, shrunk if it fails
     python3 -m tests.campaign --runs 300 --lattice 1  # programs with $MIN/$MAX relations
     python3 -m tests.campaign --runs 2000 --lattice 0.2  # a fifth of them lattice programs
+    python3 -m tests.campaign --runs 300 --closures 1 --strategy smart  # rewritten recursions
 
 Each seed gives one program (tests/strategies.py ``generate``, or ``generate_lattice`` for
 a lattice program: ``--lattice P`` draws one for a fraction P of the seeds, the same seeds
-for the same P) with its facts. Programs are
+for the same P; tests/closure_programs.py ``generate_closure`` for ``--closures P``: the
+recursions sparklog rewrites, run with ``--strategy``) with its facts. Programs are
 evaluated ``--batch`` at a time in one engine run: their relations carry a prefix per
 program (``p3_r0``), so the programs are independent parts of one text, and the result is
 split back per program. A program whose batch fails is rerun alone to find the culprit.
@@ -33,6 +35,7 @@ from sparklog.syntax.nodes import Program
 from sparklog.syntax.parser import parse
 from sparklog.syntax.printer import print_program
 from tests import reference
+from tests.closure_programs import generate_closure
 from tests.strategies import generate, generate_lattice
 
 KIND_OF_DF = {"number": "long", "unsigned": "long", "float": "double", "symbol": "string"}
@@ -47,6 +50,7 @@ class Case:
     ast: Program
     facts: dict[str, set[tuple]]
     lattice: bool = False  # drawn by generate_lattice
+    closure: bool = False  # drawn by closure_programs.generate_closure
 
 
 @dataclass
@@ -58,24 +62,33 @@ class Outcome:
     detail: str = ""
 
 
-def make_case(seed: int, prefix: str = "", lattice: bool = False, **sizes) -> Case:
+def make_case(seed: int, prefix: str = "", lattice: bool = False, closure: bool = False,
+              **sizes) -> Case:
     """The case of a seed; relation names get ``prefix``. ``lattice``: a program of
-    ``generate_lattice`` (sizes: ``max_inputs``, ``max_groups``) rather than ``generate``."""
-    program, facts = (generate_lattice if lattice else generate)(seed, prefix, **sizes)
-    return from_program(seed, program, facts, lattice)
+    ``generate_lattice`` (sizes: ``max_inputs``, ``max_groups``) rather than ``generate``;
+    ``closure``: one of ``generate_closure`` (no sizes)."""
+    program, facts = _drawn(seed, prefix, lattice, closure, **sizes)
+    return from_program(seed, program, facts, lattice, closure)
+
+
+def _drawn(seed: int, prefix: str, lattice: bool, closure: bool, **sizes):
+    if closure:
+        return generate_closure(seed, prefix)
+    return (generate_lattice if lattice else generate)(seed, prefix, **sizes)
 
 
 def from_program(seed: int, program: Program, facts: dict[str, set[tuple]],
-                 lattice: bool = False) -> Case:
+                 lattice: bool = False, closure: bool = False) -> Case:
     """A case that both the engine and the reference see through the printed text."""
     text = print_program(program)
-    return Case(seed, text, parse(text), facts, lattice)
+    return Case(seed, text, parse(text), facts, lattice, closure)
 
 
-def is_lattice(seed: int, fraction: float) -> bool:
-    """Whether the campaign draws a lattice program for a seed (``--lattice fraction``):
-    the same answer for the same seed and fraction, whatever the other seeds."""
-    return fraction >= 1 or random.Random(f"lattice {seed}").random() < fraction
+def is_lattice(seed: int, fraction: float, family: str = "lattice") -> bool:
+    """Whether the campaign draws a program of ``family`` for a seed (``--lattice
+    fraction``, ``--closures fraction``): the same answer for the same seed and fraction,
+    whatever the other seeds."""
+    return fraction >= 1 or random.Random(f"{family} {seed}").random() < fraction
 
 
 def _normal(kinds: tuple[str, ...], row: tuple) -> tuple:
@@ -183,7 +196,7 @@ def _valid(case: Case) -> Case | None:
     import sparklog
 
     try:
-        fresh = from_program(case.seed, case.ast, case.facts, case.lattice)
+        fresh = from_program(case.seed, case.ast, case.facts, case.lattice, case.closure)
         sparklog.Program(fresh.ast)
         reference.evaluate(fresh.ast, fresh.facts)
     except Exception:  # noqa: BLE001 - an invalid candidate is simply skipped
@@ -219,7 +232,8 @@ def report(outcome: Outcome) -> str:
     """A failing case as text: seed, program, facts, what differs."""
     facts = "\n".join(f"  {name}: {sorted(rows, key=repr)}"
                       for name, rows in sorted(outcome.case.facts.items()))
-    kind = " (lattice program)" if outcome.case.lattice else ""
+    kind = " (lattice program)" if outcome.case.lattice else \
+        " (closure program)" if outcome.case.closure else ""
     return (f"--- seed {outcome.case.seed}{kind}: {outcome.status}\n{outcome.case.text}"
             f"facts (DataFrame inputs):\n{facts or '  (none)'}\n{outcome.detail}\n")
 
@@ -239,6 +253,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--lattice", type=float, default=0.0, metavar="P",
                         help="fraction of seeds drawn as lattice programs ($MIN/$MAX "
                         "relations, tests/strategies.py generate_lattice); 1 for all")
+    parser.add_argument("--closures", type=float, default=0.0, metavar="P",
+                        help="fraction of seeds drawn as programs around the recursions "
+                        "sparklog rewrites (tests/closure_programs.py); 1 for all")
+    parser.add_argument("--strategy", default=None,
+                        help="Options.strategy of the runs (default: the engine's, auto)")
     parser.add_argument("--no-shrink", action="store_true", help="report failures as drawn")
     parser.add_argument("--run-rows", type=int, default=None, metavar="N",
                         help="seal stored runs at N rows (Options.run_rows; small N: many runs)")
@@ -249,6 +268,8 @@ def main(argv: list[str] | None = None) -> int:
     spark = session.start(f"local[{args.partitions}]", partitions=args.partitions,
                           conf={"spark.driver.memory": "2g"})
     options = {} if args.run_rows is None else {"run_rows": args.run_rows}
+    if args.strategy is not None:
+        options["strategy"] = args.strategy
     engine = sparklog.Engine(spark=spark, partitions=args.partitions, **options)
     sizes = {k: v for k, v in (("max_inputs", args.max_inputs),
                                ("max_groups", args.max_groups)) if v is not None}
@@ -258,20 +279,22 @@ def main(argv: list[str] | None = None) -> int:
     for at in range(0, len(seeds), args.batch):
         chunk, broken = [], []
         for seed in seeds[at:at + args.batch]:
-            lattice = is_lattice(seed, args.lattice)
+            closure = is_lattice(seed, args.closures, "closure")
+            lattice = not closure and is_lattice(seed, args.lattice)
             try:
-                chunk.append(make_case(seed, f"p{seed}_", lattice, **sizes))
+                chunk.append(make_case(seed, f"p{seed}_", lattice, closure, **sizes))
             except Exception as exc:  # noqa: BLE001 - the parser failed on a printed program
-                program, facts = (generate_lattice if lattice else generate)(seed, **sizes)
+                program, facts = _drawn(seed, "", lattice, closure, **sizes)
                 broken.append(Outcome(Case(seed, print_program(program), program, facts,
-                                           lattice),
+                                           lattice, closure),
                                       "error", f"parse: {type(exc).__name__}: {exc}"))
         for outcome in broken + (run_cases(engine, spark, chunk) if chunk else []):
             done += 1
             if outcome.status != "ok":
                 first = outcome
                 if not outcome.detail.startswith("parse: "):
-                    alone = make_case(outcome.case.seed, "", outcome.case.lattice, **sizes)
+                    alone = make_case(outcome.case.seed, "", outcome.case.lattice,
+                                      outcome.case.closure, **sizes)
                     first = run_cases(engine, spark, [alone])[0]
                 if first.status == "ok":  # fails only next to other programs
                     first = outcome
@@ -281,9 +304,13 @@ def main(argv: list[str] | None = None) -> int:
                 print(report(first), flush=True)
         print(f"[{time.time() - start:7.1f}s] {done}/{len(seeds)} programs, "
               f"{done - len(failures)} agree, {len(failures)} fail", flush=True)
-    lattices = sum(is_lattice(s, args.lattice) for s in seeds)
+    closures = sum(is_lattice(s, args.closures, "closure") for s in seeds)
+    lattices = sum(is_lattice(s, args.lattice) for s in seeds
+                   if not is_lattice(s, args.closures, "closure"))
     print(f"summary: {done} programs (seeds {args.seed}..{args.seed + args.runs - 1}"
-          f"{f', {lattices} of them lattice programs' if args.lattice else ''}), "
+          f"{f', {lattices} of them lattice programs' if args.lattice else ''}"
+          f"{f', {closures} closure programs' if args.closures else ''}"
+          f"{f', strategy {args.strategy}' if args.strategy else ''}), "
           f"{done - len(failures)} agree with the reference, {len(failures)} fail"
           + ("" if not failures else ": seeds " + ", ".join(str(f.case.seed) for f in failures)))
     spark.stop()

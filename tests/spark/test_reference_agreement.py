@@ -3,7 +3,9 @@ reference evaluator on a fixed set of seeds, evaluated a batch at a time in one 
 (relations renamed apart per program, results split back), plus hand-written programs of
 the shapes that once went wrong; and a fixed set of lattice programs (``$MIN``/``$MAX``
 head aggregates, tests/strategies.py ``generate_lattice``), compared relation by relation
-the same way. ``python3 -m tests.campaign --runs N [--lattice 1]`` runs more seeds."""
+the same way; and programs around the recursions sparklog rewrites, a batch per strategy.
+``python3 -m tests.campaign --runs N [--lattice 1] [--closures 1 --strategy S]`` runs
+more seeds."""
 
 from __future__ import annotations
 
@@ -58,3 +60,22 @@ cnt(x, n) :- e(x, _), n = count : { odd(x, _) }.
 def test_mutual_recursion_agrees_with_reference(engine, spark):
     outcome = run_cases(engine, spark, [Case(0, MUTUAL, parse(MUTUAL), {})])[0]
     assert outcome.status == "ok", report(outcome)
+
+
+# Programs around the recursions sparklog rewrites (tests/closure_programs.py), a batch per
+# strategy: closures in every written form and with parameter columns, chain programs,
+# same-generation, and mutations that take them out of the recognized shapes.
+CLOSURE_BATCH = 12
+
+
+@pytest.mark.parametrize("strategy", ["auto", "asis", "smart", "balance", "thirds", "left",
+                                      "right", "doubling"])
+def test_random_closure_programs_agree_with_reference(spark, strategy):
+    import sparklog
+
+    engine = sparklog.Engine(spark=spark, partitions=3, strategy=strategy, run_rows=5)
+    first = 100 * (1 + ["auto", "asis", "smart", "balance", "thirds", "left", "right",
+                        "doubling"].index(strategy))
+    cases = [make_case(s, f"c{s}_", closure=True) for s in range(first, first + CLOSURE_BATCH)]
+    failed = [o for o in run_cases(engine, spark, cases) if o.status != "ok"]
+    assert not failed, "\n".join(report(o) for o in failed)
