@@ -274,3 +274,26 @@ def test_cli_writes_values_as_soufflé_does(spark, tmp_path):
                                       '0.10000000000000001\t9223372036854775808\tx y'])
     assert main(["run", str(check), "-F", str(tmp_path), "-D", str(tmp_path / "o"), *args]) == 0
     assert len((tmp_path / "o" / "same.csv").read_text().splitlines()) == 3
+
+
+class _Symbols:
+    """The part of a Database check_symbol_table reads."""
+
+    def __init__(self, df) -> None:
+        self.symbol_parts = [df] if df is not None else []
+        self._df = df
+
+    def symbols(self):
+        return self._df
+
+
+def test_two_symbols_interned_to_one_id_are_an_error(spark):
+    from sparklog.errors import EngineError
+    from sparklog.spark.decode import check_symbol_table
+
+    fine = spark.createDataFrame([(1, "a"), (2, "b"), (2, "b")], "id long, symbol string")
+    check_symbol_table(_Symbols(fine))
+    check_symbol_table(_Symbols(None))  # no symbols: nothing to check, no job
+    clash = spark.createDataFrame([(1, "a"), (1, "b")], "id long, symbol string")
+    with pytest.raises(EngineError, match="share the interned id 1"):
+        check_symbol_table(_Symbols(clash))

@@ -45,6 +45,8 @@ def _user_value(i: int, kind: str) -> Column:
 
 def check_symbol_table(db) -> None:
     """Fail loudly if two different symbols were interned to the same 64-bit id."""
+    if not db.symbol_parts:
+        return  # no symbol was interned: nothing can clash (and no job runs)
     clash = (db.symbols().groupBy("id").agg(F.countDistinct("symbol").alias("n"))
              .filter("n > 1").limit(1).collect())
     if clash:
