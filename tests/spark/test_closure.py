@@ -73,6 +73,8 @@ def test_paired_trees_derivations_are_the_papers(spark, paired, strategy, deriva
     result = run(engine, NONLINEAR, inputs={"edge": paired})
     assert len(rows(result["tc"])) == 279
     assert _derivations(result) == derivations
+    for record in _recursive(result):  # one recursive rule (two semi-naive variants)
+        assert list(record["rules"].values()) == [record["derivations"]], record
     longest = 8  # root to root
     expected = longest if strategy in ("right", "left") else \
         1 + math.ceil(math.log2(longest)) if strategy != "thirds" else 6  # m_i: 1,2,3,4,6,9
@@ -305,3 +307,50 @@ def test_an_input_of_the_wrong_arity_fails_before_auto_measures_and_leaves_the_s
         assert spark.conf.get(key) == "true"
     finally:
         spark.conf.set(key, before)
+
+
+SEVERAL_RULES = """
+.decl e(x: number, y: number)
+.decl f(x: number, y: number)
+.decl p(x: number, y: number)
+e(1, 2). e(2, 3). e(3, 4). e(4, 1). f(4, 5). f(5, 6). f(1, 1). f(6, 2).
+p(x, y) :- e(x, y).
+p(x, y) :- p(x, z), e(z, y).
+p(x, y) :- p(x, z), f(z, y).
+p(x, y) :- p(x, z), p(z, y).
+"""
+
+
+def _semi_naive_by_rule(e: set, f: set) -> list[list[int]]:
+    """Per loop round, the candidates each recursive rule of SEVERAL_RULES derives under
+    semi-naive evaluation (the nonlinear rule: delta with full, then old with delta)."""
+    full, delta, rounds = set(), set(e), []
+    while delta:
+        old, full = full, full | delta
+        by_e = [(x, y) for x, z in delta for z2, y in e if z == z2]
+        by_f = [(x, y) for x, z in delta for z2, y in f if z == z2]
+        by_p = [(x, y) for x, z in delta for z2, y in full if z == z2] + \
+            [(x, y) for x, z in old for z2, y in delta if z == z2]
+        rounds.append([len(by_e), len(by_f), len(by_p)])
+        delta = set(by_e + by_f + by_p) - full
+    return rounds
+
+
+def test_derivations_are_counted_per_rule(spark):
+    """Stats ``rules``: each rule's derivations in a round, its semi-naive variants summed
+    (a Python semi-naive evaluation is the oracle), adding up to the round's."""
+    engine = sparklog.Engine(spark=spark, partitions=2, strategy="asis")
+    result = run(engine, SEVERAL_RULES)
+    e = {(1, 2), (2, 3), (3, 4), (4, 1)}
+    f = {(4, 5), (5, 6), (1, 1), (6, 2)}
+    loop = [r for r in result.stats if r["relation"] == "p" and r["iteration"] >= 1]
+    expected = _semi_naive_by_rule(e, f)
+    rules = ["p(x, y) :- p(x, z), e(z, y).", "p(x, y) :- p(x, z), f(z, y).",
+             "p(x, y) :- p(x, z), p(z, y)."]
+    got = [[r["rules"][rule] for rule in rules] for r in loop if r["rules"] is not None]
+    assert len(got) == len(loop) >= 3
+    assert got == expected[:len(got)] and len(expected) == len(got)
+    for record in loop:
+        assert sum(record["rules"].values()) == record["derivations"]
+    base = next(r for r in result.stats if r["relation"] == "p" and r["iteration"] == 0)
+    assert base["rules"] == {"p(x, y) :- e(x, y).": 4}

@@ -390,10 +390,51 @@ def derivations(plan: Any, hint: dict[str, int] | None = None, key: str = "") ->
     Every loop round of a stratum has the same plan, so the Exchange's position found once
     is kept in ``hint[key]`` and checked, not searched for, in the rounds after.
     """
+    node = _home_exchange(plan, hint, key)
+    return 0 if node is None else int(node.metrics().apply("shuffleRecordsWritten").value())
+
+
+def derivations_by_kernel(plan: Any, kernels: int, hint: dict[str, int] | None = None,
+                          key: str = "") -> list[int] | None:
+    """The rows each of a round's ``kernels`` derived, in the order of their union: below
+    the home Exchange (:func:`derivations`), the row count of the topmost operator that
+    counts its output rows in each of the Union's children (the operators above it, a
+    projection or code-generation wrappers, keep the count). None when the plan has not
+    that shape (Spark pruned a kernel it proved empty, say), or the counts do not add up
+    to the Exchange's."""
+    exchange = _home_exchange(plan, hint, key)
+    if exchange is None:
+        return None
+    node = _unwrapped(exchange.child())
+    children = node.children()
+    kids = [children.apply(i) for i in range(children.size())] \
+        if node.nodeName() == "Union" else [node]
+    if len(kids) != kernels:
+        return None
+    counts = []
+    for kid in kids:
+        while not kid.metrics().contains("numOutputRows"):
+            if kid.children().size() != 1:
+                return None
+            kid = kid.children().head()
+        counts.append(int(kid.metrics().apply("numOutputRows").value()))
+    written = int(exchange.metrics().apply("shuffleRecordsWritten").value())
+    return counts if sum(counts) == written else None
+
+
+def _unwrapped(node: Any) -> Any:
+    while node.nodeName() in ("WholeStageCodegen", "InputAdapter") \
+            and node.children().size() == 1:
+        node = node.children().head()
+    return node
+
+
+def _home_exchange(plan: Any, hint: dict[str, int] | None, key: str) -> Any:
+    """The plan's home Exchange (see :func:`derivations`), or None if Spark removed it."""
     if hint is not None and key in hint:
         node = plan.p(hint[key])
         if node is not None and _is_home_exchange(node):
-            return int(node.metrics().apply("shuffleRecordsWritten").value())
+            return node
     lines = plan.numberedTreeString().splitlines()
     for line in reversed(lines):  # the deepest: the one a restored placement adds is above
         number, _, text = line.partition(" ")
@@ -409,8 +450,8 @@ def derivations(plan: Any, hint: dict[str, int] | None = None, key: str = "") ->
             if node.nodeName() == "Exchange" and node.id() == int(home.group(1)):
                 if hint is not None:
                     hint[key] = index
-                return int(node.metrics().apply("shuffleRecordsWritten").value())
-    return 0  # no home Exchange: the optimizer proved the derivation empty and removed it
+                return node
+    return None  # no home Exchange: the optimizer proved the derivation empty and removed it
 
 
 def _is_home_exchange(node: Any) -> bool:

@@ -33,6 +33,7 @@ from sparklog.spark.jobs import _Job
 from sparklog.spark.storage import Database, Metrics, _checkpoint, _spark_type, empty_frame
 from sparklog.spark.translate import IT, NEWEST, creates_symbols, kernel_query, kernel_symbols
 from sparklog.syntax import nodes as n
+from sparklog.syntax.printer import print_clause
 
 
 @dataclass
@@ -393,6 +394,7 @@ class _Step:
     # tuples each counted
     pieces: list[DataFrame] = field(default_factory=list)
     inner: list[Metrics] = field(default_factory=list)
+    kernels: tuple[Kernel, ...] = ()  # what derives its candidates, in their union's order
 
 
 @dataclass
@@ -481,7 +483,8 @@ def _plan(db: Database, sp: StratumPlan, kernels: tuple[Kernel, ...]) -> list[_S
         description = f"sparklog stratum {sp.stratum.index} iteration {db.iteration}: {relation}"
         step = _Step(relation, full, bool(mine), new, group, description, rerun,
                      factory=db.factory_now, serialized=db.tiny and db.serialized_reruns,
-                     outer=outer, merges=merges, pieces=pieces, inner=inner)
+                     outer=outer, merges=merges, pieces=pieces, inner=inner,
+                     kernels=tuple(mine))
         if rerun is not None and scans:
             _mark(db, [step])  # it reads blocks, not versions: no need to wait for them
         steps.append(step)
@@ -683,11 +686,34 @@ def _record_step(db: Database, sp: StratumPlan, step: _Step, stats: Stats, itera
         derivations = jvm.derivations(step.new.executed(), hint, key)
     db.derived_last[step.relation] = derivations
     stats.add(**_record(db, sp, step.relation, iteration, new_rows, derivations),
+              rules=_by_rule(step, derivations, hint, key, bool(inner)),
               # iteration roll-over: how many inner iterations, the largest one's output
               inner_iteration=len(inner), largest_inner=max(inner, default=None),
               outer=step.outer, seconds=seconds, spark_jobs=jobs,
               # rows the round stored: its new tuples and the runs it merged (merges())
               written=step.full.__dict__.get("_sparklog_rows") if step.full is not None else None)
+
+
+def _by_rule(step: _Step, derivations: int, hint: dict[str, int] | None, key: str,
+             rolled: bool) -> dict[str, int] | None:
+    """The round's derivations per rule (a rule's semi-naive variants summed), by the rule
+    as the plan runs it (rewritten, if a pass rewrote it). One rule: all of them; several:
+    the row counts of each kernel's part of the plan (jvm.derivations_by_kernel), None
+    when they cannot be read (a rolled-over round, a pruned kernel)."""
+    clauses = [print_clause(k.clause) for k in step.kernels]
+    if not clauses:
+        return None
+    if len(set(clauses)) == 1:
+        return {clauses[0]: derivations}
+    if rolled or step.new.derived is not None:
+        return None
+    counts = jvm.derivations_by_kernel(step.new.executed(), len(clauses), hint, key)
+    if counts is None:
+        return None
+    rules: dict[str, int] = {}
+    for clause, count in zip(clauses, counts, strict=True):
+        rules[clause] = rules.get(clause, 0) + count
+    return rules
 
 
 def _derive(db: Database, relation: str, kernels: list[Kernel]) -> tuple[DataFrame, str]:
