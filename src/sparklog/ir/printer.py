@@ -22,8 +22,7 @@ def print_plan(plan: Plan) -> str:
             lay = plan.layouts[r]
             how = (f"one round behind {lay.index_of} (its old version), from each round's delta"
                    if lay.lagging else f"built once from {lay.index_of}")
-            lines.append(f"  index {r} of {lay.index_of}: bucket by {_cols(lay.key)}"
-                         f"{_lattice(lay)}, {how}")
+            lines.append(f"  index {r} of {lay.index_of}: bucket by {_cols(lay.key)}, {how}")
         for k in sp.preamble:
             lines.append("  once  " + print_kernel(k))
         for k in sp.loop:

@@ -8,8 +8,7 @@ second. As in the paper's engine and in Soufflé, the relation then gets a secon
 placed by the columns that join reads, and the scan reads that copy; only the outer rows
 move (translate._homes), or nothing at all when the outer side is placed alike.
 
-Two kinds, of set relations and of ``$MIN``/``$MAX``/user-lattice relations (not of a
-$SUM/$COUNT total, whose value is the sum of contributions stored apart):
+Two kinds, both set relations (a lattice relation's stored value changes in place):
 
 - a *static* index (``r@k1``) of a relation of a lower stratum, complete before the stratum
   that reads it starts: built once from it, when a kernel first reads it
@@ -22,17 +21,6 @@ $SUM/$COUNT total, whose value is the sum of contributions stored apart):
   new tuple crosses one more shuffle, to the index's placement; no stored row moves. Scans of
   the ``full`` version of a relation of the same stratum are left alone: the layout vote
   (rewrite/layouts.py) gives the relation's own placement to those.
-
-  A lattice relation's lagging index is a lattice relation too, combined as its relation
-  is (combine.LatticeCombine): its kernel copies the delta, the keys whose value improved,
-  and the index keeps each key's best value, as ``full`` had it a round earlier. That is
-  ``old`` for every key the last round did not improve; a key it did improve is still in
-  the index with its previous value, where ``old`` leaves it out. The extra rows it joins
-  derive candidates no better than those the delta's own scan derives from the improved
-  value (the rules of a lattice relation are monotone in it: semantics/lattices.py), so
-  the relation's values are the same. They never arise in the closure strategies that
-  keep lengths (rewrite/closure.py): a round derives only longer paths than the rounds
-  before, so a pair's first value is its shortest and no value improves.
 
 The pass runs on the plan lower() makes; ``Options.indexes`` (``--indexes on|off``) chooses
 the plan with or without it.
@@ -60,11 +48,11 @@ def add_indexes(plan: Plan) -> Plan:
 
         def index_for(scan: Scan, bound: set[str], first: Scan | None) -> Scan:
             layout = layouts.get(scan.relation)
-            if layout is None or not indexable(layout.lattice) or layout.index_of is not None:
+            if layout is None or layout.lattice is not None or layout.index_of is not None:
                 return scan
             if not layout.key or all(_bound(scan.args[i], bound) for i in layout.key):
                 return scan  # its own placement serves it: the outer rows go to it
-            key = tuple(k for k in _key(scan, bound, first, layouts) if k != layout.dependent)
+            key = _key(scan, bound, first, layouts)
             if not key:
                 return scan
             home = stratum_of.get(scan.relation, -1)
@@ -76,8 +64,7 @@ def add_indexes(plan: Plan) -> Plan:
                 return scan
             name = f"{scan.relation}{kind}{'_'.join(map(str, key))}"
             if name not in layouts:
-                layouts[name] = Layout(name, layout.arity, key, layout.dependent,
-                                       layout.lattice, index_of=scan.relation,
+                layouts[name] = Layout(name, layout.arity, key, index_of=scan.relation,
                                        lagging=kind == LAGGING)
                 kinds[name] = kinds[scan.relation]
             if kind == LAGGING and name not in lagging:
@@ -89,12 +76,6 @@ def add_indexes(plan: Plan) -> Plan:
         strata.append(StratumPlan(sp.stratum, preamble, loop + tuple(lagging.values()),
                                   tuple(lagging)))
     return replace(plan, strata=tuple(strata), layouts=layouts, kinds=kinds)
-
-
-def indexable(lattice: str | None) -> bool:
-    """Whether a relation combined by ``lattice`` (Layout.lattice) may have an index: a set
-    relation, or one whose value is a lattice's join (min, max, a user Lub)."""
-    return lattice is None or lattice in ("min", "max") or lattice.startswith("user:")
 
 
 def _bound(arg: n.Term, bound: set[str]) -> bool:

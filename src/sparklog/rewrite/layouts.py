@@ -13,7 +13,6 @@ from dataclasses import replace
 
 from sparklog.ir.nodes import OLD, Layout, Plan, Scan
 from sparklog.lower import CONTRIBUTIONS
-from sparklog.rewrite.indexes import indexable
 from sparklog.semantics.checks import Checked
 from sparklog.syntax import nodes as n
 
@@ -24,10 +23,9 @@ def place(plan: Plan, checked: Checked) -> Plan:
     A loop kernel joins its delta scan with the next scan on their shared variables; both
     relations want those columns as their bucket key, in the same variable order, so the
     join is partition-local and the delta needs no shuffle. A scan of a set relation's
-    ``old`` version within its own stratum does not vote (nor a ``$MIN``/``$MAX``/user
-    lattice relation's): an index one round behind the relation serves it
-    (rewrite/indexes.py), so the relation's own placement goes to the scans of its ``full``
-    version. A lattice relation is never bucketed on its dependent
+    ``old`` version within its own stratum does not vote: an index one round behind the
+    relation serves it (rewrite/indexes.py), so the relation's own placement goes to the
+    scans of its ``full`` version. A lattice relation is never bucketed on its dependent
     column (Layout), so a key that names it gets no vote. A $SUM/$COUNT relation's
     contributions (lower.CONTRIBUTIONS) are placed by the total's key columns.
     """
@@ -45,11 +43,11 @@ def place(plan: Plan, checked: Checked) -> Plan:
                 continue
             weight = 2 if kernel.delta is not None else 1
             for scan in (a, b):
-                lattice = checked.lattices.get(scan.relation)
                 if scan is b and scan.version == OLD and scan.relation in sp.relations \
-                        and indexable(None if lattice is None else lattice.how):
+                        and scan.relation not in checked.lattices:
                     continue  # a lagging index serves it (rewrite/indexes.py)
                 key = _positions(scan, shared)
+                lattice = checked.lattices.get(scan.relation)
                 if lattice is None or lattice.column not in key:
                     votes.setdefault(scan.relation, Counter())[key] += weight
     layouts = {}
@@ -58,7 +56,7 @@ def place(plan: Plan, checked: Checked) -> Plan:
         dependent = lattice.column if lattice is not None else None
         first = [i for i in range(len(kinds)) if i != dependent][:1]
         key = votes[name].most_common(1)[0][0] if votes[name] else tuple(first)
-        how = None if lattice is None else lattice.how
+        how = None if lattice is None else f"user:{lattice.user}" if lattice.user else lattice.func
         layouts[name] = Layout(name, len(kinds), key, dependent=dependent, lattice=how)
     for name, kinds in plan.kinds.items():
         if name not in checked.kinds and name.endswith(CONTRIBUTIONS):

@@ -68,12 +68,6 @@ class Lattice:
         return "min" if self.func == "min" else "max"
 
     @property
-    def how(self) -> str:
-        """How its stored value combines (ir.nodes.Layout.lattice): "min", "max", "sum",
-        "count", or "user:T"."""
-        return f"user:{self.user}" if self.user else self.func
-
-    @property
     def accumulates(self) -> bool:
         """True for $SUM and $COUNT: the value is computed from stored contributions."""
         return self.func in ("sum", "count")

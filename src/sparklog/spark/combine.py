@@ -45,7 +45,7 @@ class Combine(Protocol):
 
 
 def combine_for(layout: Layout) -> Combine:
-    if layout.index_of is not None and layout.lattice is None:
+    if layout.index_of is not None:
         return _APPEND
     return _SET if layout.lattice is None else LatticeCombine(layout)
 

@@ -298,8 +298,7 @@ def _stopped(db: Database, sp: StratumPlan, news: dict[str, int]) -> None:
 
     # a closure's path lengths (rewrite/closure.py) are never improved, only added: what
     # the rounds derived is a closure's paths up to a length, as for a set relation
-    # (nor is an index: its relation speaks for it)
-    improving = [r for r in sp.stratum.relations
+    improving = [r for r in sp.relations
                  if news.get(r) and db.plan.lattice(r) and not r.endswith(LENGTH)]
     if improving:
         relation = improving[0]
