@@ -262,12 +262,14 @@ def _length(g: nx.DiGraph, a, b) -> list[int]:
 
 
 @pytest.mark.parametrize("shape, strategy", [
-    ((1020, 766, 765, 765), "smart"),  # the paired trees H = 8: 16 deep, about 18 estimated
+    ((1020, 766, 765, 765), "left"),  # the paired trees H = 8: 16 deep, about 18 estimated
+    ((65532, 49150, 49149, 49149), "smart"),  # H = 14: 28 deep, about 36 estimated
+    ((201, 200, 199, 199), "smart"),  # chain(200)
     ((60, 46, 45, 45), "left"),  # the paired trees H = 4: 8 deep
     ((1000, 1001, 1000, 1000), "smart"),  # a chain
     ((4094, 4095, 2047, 4094), "left"),  # a tree of 12 levels, edges down: 11 deep
     ((4094, 4095, 4094, 2047), "left"),  # and up
-    ((131070, 131071, 65535, 131070), "smart"),  # 17 levels: 16 deep
+    ((131070, 131071, 65535, 131070), "left"),  # 17 levels: 16 deep
     ((25571, 1005, 1000, 990), "left"),  # email-Eu-core: dense
     (None, "left"),  # not measured: linear, as a nonlinear closure's safe choice
 ])

@@ -163,10 +163,11 @@ def _at(args: tuple[n.Term, ...], position: int, term: n.Term) -> tuple[n.Term, 
 # ``auto`` takes a length strategy for a graph of at most this many arcs per node ...
 AUTO_DEGREE = 2.0
 # ... whose deepest path may be this many arcs long or longer: below it, the rounds Smart
-# saves do not repay its heavier ones (benchmarks/results/closure-auto.md: a 12-level tree,
-# 11 arcs deep, runs fastest left-linear; paired trees H = 8, 16 deep, take as long either
-# way; chain(200) 2.5x faster with Smart)
-AUTO_DEPTH = 16
+# saves do not repay its heavier ones (benchmarks/results/closure-set-*.md: trees of 17
+# levels, 16 arcs deep, and paired trees H = 9 to 10, 18 to 20 deep, run 1.1-1.5x faster
+# linear; chain(200) 3.7x faster with Smart, closure-auto.md). A Smart round costs about
+# 4.5 linear ones there, so it pays once n / (1 + log2 n) exceeds that: from about 30 arcs.
+AUTO_DEPTH = 32
 
 
 def deepest(arcs: int, nodes: int, tails: int) -> float:
