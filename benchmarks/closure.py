@@ -11,12 +11,17 @@ rewrites it (rewrite/closure.py): ``asis`` evaluates it as written (nonlinear se
 path's shortest length in ``tc@len`` and join only the decompositions their length
 partition allows, ``auto`` picks one of those (the table says which).
 
-Workloads: ``chain:N`` (0 -> 1 -> ... -> N), ``tree-down:D`` (complete binary tree of D
-levels, parent -> child), ``paired:H`` (Fig. 2: two binary trees of height H sharing their
-leaves, arcs rightward; ``sparklog.gen.paired_trees``), ``email`` and ``greengenes`` (the
-TSV files of ../shared/data, first two columns). Every result is checked against the exact
-closure size: N(N+1)/2 for a chain, the sum of the nodes' descendants (networkx) for the
-trees, the sizes of ../shared/data/README.md for the real graphs.
+Workloads: ``chain:N`` (0 -> 1 -> ... -> N), ``tree-down:D`` and ``tree-up:D`` (complete
+binary tree of D levels, parent -> child and child -> parent; ``sparklog.gen.tree``),
+``paired:H`` (Fig. 2: two binary trees of height H sharing their leaves, arcs rightward;
+``sparklog.gen.paired_trees``), ``ladder-smart:R:M`` and ``ladder-balance:N:M`` (Example
+2.4's ladders, the worst for Smart and for Balance: 2^R - 1 rungs, those 2^R - 2^s of M
+nodes, the others of one; N rungs, those 0, 3, 6, ... of M nodes; each node -> every node
+of the next rung; ``sparklog.gen.ladder_smart`` / ``ladder_balance``), ``email`` and
+``greengenes`` (the TSV files of ../shared/data, first two columns). Every result is
+checked against the exact closure size: N(N+1)/2 for a chain, the sum over the nodes of
+their descendants, plus the node itself when it is on a cycle (networkx), for the trees
+and ladders, the sizes of ../shared/data/README.md for the real graphs.
 
 Each run is a process of its own (a fresh JVM, as ``sparklog run`` has) that evaluates the
 program twice over the same input: the first evaluation is the cold time, the second the
@@ -93,12 +98,17 @@ def edges(spec: str) -> list[tuple[int, int]]:
     if spec in REAL:
         rows = (line.split("\t") for line in (DATA / REAL[spec][0]).read_text().splitlines())
         return [(int(r[0]), int(r[1])) for r in rows]
-    if kind in ("chain", "tree-down"):  # workloads.make: the edges of gen.chain / gen.tree
+    if kind in ("chain", "tree-down", "tree-up"):  # workloads.make: gen.chain / gen.tree's
         return make(spec).edges
     if kind == "paired" and size.isdigit() and int(size) >= 1:
         return list(gen.paired_trees(int(size)))
-    raise SystemExit(f"workload {spec!r}: expected chain:N, tree-down:D, paired:H, "
-                     f"{', '.join(REAL)}")
+    first, _, second = size.partition(":")
+    if (kind in ("ladder-smart", "ladder-balance") and first.isdigit() and second.isdigit()
+            and int(first) >= 1 and int(second) >= 1):
+        ladder = gen.ladder_smart if kind == "ladder-smart" else gen.ladder_balance
+        return list(ladder(int(first), int(second)))
+    raise SystemExit(f"workload {spec!r}: expected chain:N, tree-down:D, tree-up:D, paired:H, "
+                     f"ladder-smart:R:M, ladder-balance:N:M, {', '.join(REAL)}")
 
 
 def expected_size(spec: str, pairs: list[tuple[int, int]]) -> int:
@@ -112,9 +122,11 @@ def expected_size(spec: str, pairs: list[tuple[int, int]]) -> int:
         return REAL[spec][1]
     if kind == "chain":
         return chain_tc_size(int(size))
-    graph = nx.DiGraph(pairs)  # a DAG: no pair (x, x) is in the closure
-    count = sum(len(nx.descendants(graph, v)) for v in graph)
-    if kind == "tree-down":
+    graph = nx.DiGraph(pairs)
+    cyclic = {v for c in nx.strongly_connected_components(graph) if len(c) > 1 for v in c}
+    cyclic |= set(nx.nodes_with_selfloops(graph))  # (x, x) is in the closure for these
+    count = sum(len(nx.descendants(graph, v)) for v in graph) + len(cyclic)
+    if kind in ("tree-down", "tree-up"):
         assert count == tree_tc_size(int(size)), (count, tree_tc_size(int(size)))
     return count
 
