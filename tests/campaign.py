@@ -84,7 +84,7 @@ def from_program(seed: int, program: Program, facts: dict[str, set[tuple]],
     return Case(seed, text, parse(text), facts, lattice, closure)
 
 
-def is_lattice(seed: int, fraction: float, family: str = "lattice") -> bool:
+def drawn_as(seed: int, fraction: float, family: str = "lattice") -> bool:
     """Whether the campaign draws a program of ``family`` for a seed (``--lattice
     fraction``, ``--closures fraction``): the same answer for the same seed and fraction,
     whatever the other seeds."""
@@ -279,8 +279,8 @@ def main(argv: list[str] | None = None) -> int:
     for at in range(0, len(seeds), args.batch):
         chunk, broken = [], []
         for seed in seeds[at:at + args.batch]:
-            closure = is_lattice(seed, args.closures, "closure")
-            lattice = not closure and is_lattice(seed, args.lattice)
+            closure = drawn_as(seed, args.closures, "closure")
+            lattice = not closure and drawn_as(seed, args.lattice)
             try:
                 chunk.append(make_case(seed, f"p{seed}_", lattice, closure, **sizes))
             except Exception as exc:  # noqa: BLE001 - the parser failed on a printed program
@@ -304,9 +304,9 @@ def main(argv: list[str] | None = None) -> int:
                 print(report(first), flush=True)
         print(f"[{time.time() - start:7.1f}s] {done}/{len(seeds)} programs, "
               f"{done - len(failures)} agree, {len(failures)} fail", flush=True)
-    closures = sum(is_lattice(s, args.closures, "closure") for s in seeds)
-    lattices = sum(is_lattice(s, args.lattice) for s in seeds
-                   if not is_lattice(s, args.closures, "closure"))
+    closures = sum(drawn_as(s, args.closures, "closure") for s in seeds)
+    lattices = sum(drawn_as(s, args.lattice) for s in seeds
+                   if not drawn_as(s, args.closures, "closure"))
     print(f"summary: {done} programs (seeds {args.seed}..{args.seed + args.runs - 1}"
           f"{f', {lattices} of them lattice programs' if args.lattice else ''}"
           f"{f', {closures} closure programs' if args.closures else ''}"
