@@ -11,10 +11,11 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import replace
 
-from sparklog.ir.nodes import OLD, Layout, Plan, Scan
+from sparklog.ir.nodes import OLD, Filter, Kernel, Layout, Plan, Scan
 from sparklog.lower import CONTRIBUTIONS
 from sparklog.semantics.checks import Checked
 from sparklog.syntax import nodes as n
+from sparklog.syntax.walk import variables
 
 
 def place(plan: Plan, checked: Checked) -> Plan:
@@ -41,7 +42,6 @@ def place(plan: Plan, checked: Checked) -> Plan:
             shared = list(dict.fromkeys(shared))
             if not shared:
                 continue
-            weight = 2 if kernel.delta is not None else 1
             for scan in (a, b):
                 if scan is b and scan.version == OLD and scan.relation in sp.relations \
                         and scan.relation not in checked.lattices:
@@ -49,7 +49,7 @@ def place(plan: Plan, checked: Checked) -> Plan:
                 key = _positions(scan, shared)
                 lattice = checked.lattices.get(scan.relation)
                 if lattice is None or lattice.column not in key:
-                    votes.setdefault(scan.relation, Counter())[key] += weight
+                    votes.setdefault(scan.relation, Counter())[key] += _weight(kernel, scan)
     layouts = {}
     for name, kinds in checked.kinds.items():
         lattice = checked.lattices.get(name)
@@ -65,6 +65,31 @@ def place(plan: Plan, checked: Checked) -> Plan:
                                    dependent=len(kinds) - 1, lattice="contribution",
                                    detail=tuple(range(width, len(kinds) - 1)))
     return replace(plan, layouts=layouts)
+
+
+def _weight(kernel: Kernel, scan: Scan) -> int:
+    """What placing ``scan``'s join columns as its relation's bucket saves: the rows it
+    would otherwise shuffle each round, guessed from the plan alone. A loop kernel's
+    stored side (``full``, ``old``) holds at least its delta's rows and is read every
+    round: 4; its delta: 1; a preamble's scans (read once): 1 each. A scan that a filter
+    over its own variables alone narrows (Smart's ``l1`` a power of two) moves fewer
+    rows: half."""
+    if kernel.delta is None:
+        return 1
+    weight = 1 if scan is kernel.steps[kernel.delta] else 4
+    own = {a.name for a in scan.args if isinstance(a, n.Var)}
+    if any(isinstance(s, Filter) and (v := variables(*_literal_terms(s.literal)))
+           and v <= own for s in kernel.steps):
+        weight = max(1, weight // 2)
+    return weight
+
+
+def _literal_terms(literal) -> tuple:
+    if isinstance(literal, n.Comparison):
+        return (literal.left, literal.right)
+    if isinstance(literal, n.Constraint):
+        return literal.args
+    return ()
 
 
 def _positions(scan: Scan, variables: list[str]) -> tuple[int, ...]:

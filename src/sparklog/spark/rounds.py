@@ -719,7 +719,9 @@ def _derive(db: Database, relation: str, kernels: list[Kernel]) -> tuple[DataFra
     """The union of a relation's kernels, planned from one SQL text, and what their joins
     that are not partition-local move: "local" (no such join: only the new tuples cross
     the round's one shuffle), "outer" (the outer rows go to the stored side's sub-buckets,
-    which stay), "delta" (the delta side is broadcast, the stored side stays), "both"
+    which stay), "inner" (the joined relation's rows go to the outer rows' sub-buckets,
+    which stay where their own relation placed them), "delta" (the delta side is
+    broadcast, the stored side stays), "both"
     (Spark shuffles both sides)."""
     if not kernels:
         return empty_frame(db.spark, [(f"c{i}", _spark_type(k))
@@ -727,7 +729,7 @@ def _derive(db: Database, relation: str, kernels: list[Kernel]) -> tuple[DataFra
     queries = [kernel_query(k, db) for k in kernels]
     sql = " UNION ALL ".join(f"({text})" for text, _ in queries)
     moved = {m for _, ms in queries for m in ms}
-    outer = next((m for m in ("both", "delta", "outer") if m in moved), "local")
+    outer = next((m for m in ("both", "delta", "inner", "outer") if m in moved), "local")
     return DataFrame(db.spark._jsparkSession.sql(sql), db.spark), outer
 
 

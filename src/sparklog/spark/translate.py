@@ -78,7 +78,8 @@ def kernel_sql(kernel: Kernel, store: Store) -> str:
 
 def kernel_query(kernel: Kernel, store: Store) -> tuple[str, list[str]]:
     """The kernel's SQL and what each of its joins that is not partition-local moves:
-    "delta" (broadcast), "outer" (the outer side only) or "both" (shuffled)."""
+    "delta" (broadcast), "outer" (the outer side only), "inner" (the stored side only, to
+    the outer rows' places) or "both" (shuffled)."""
     start = Query(None, X.Scope(), broadcast=kernel.delta is not None
                   and store.broadcast_delta(kernel))
     q = run_steps(kernel.steps, store, start)
@@ -194,7 +195,15 @@ def _scan(step: Scan, q: Query, store: Store) -> Query:
     names = {v: scope.bind(v, k) for v, k in new_vars.items()}
     co = _co_partitioned(q.partitioned_as, step, store, shared)
     homes = None if co or q.broadcast else _homes(step, store, scope, shared, single=False)
+    # the outer rows are still where their stored relation placed them (the kernel's first
+    # scan, bucketed by join variables) and this side is not: it goes to their sub-buckets
+    # (each outer row lives in one of them, so it meets each row of this side once)
+    inward = None if co or q.broadcast or homes is not None or q.partitioned_as is None \
+        else _homes(q.partitioned_as, store, scope, shared, single=False)
     right = scan_sql(step, store, names, keep_sb=co or homes is not None)
+    if inward is not None:
+        q.depth += 1
+        right = f"SELECT r{q.depth}.*, {inward} AS {HOME} FROM ({right}) r{q.depth}"
     fresh = [names[v] for v in new_vars if v not in shared]
     on = [f"l.{names[v]} = r.{names[v]}" for v in shared]
     left = q.sql
@@ -204,12 +213,15 @@ def _scan(step: Scan, q: Query, store: Store) -> Query:
         q.depth += 1
         left = f"SELECT l{q.depth}.*, {homes} AS {HOME} FROM ({q.sql}) l{q.depth}"
         on.append(f"l.{HOME} = r.{SB}")
+    elif inward is not None:
+        on.append(f"l.{SB} = r.{HOME}")
     select = ", ".join(["l.*"] + [f"r.{c}" for c in fresh])
     join = f"JOIN ({right}) r ON {' AND '.join(on)}" if on else f"CROSS JOIN ({right}) r"
     hint = ""
     if on and not co:  # not partition-local: one side or both must move (PARALAGG §IV-D)
         hint = "/*+ BROADCAST(l) */ " if q.broadcast else ""
-        q.moved.append("delta" if q.broadcast else "outer" if homes is not None else "both")
+        q.moved.append("delta" if q.broadcast else "outer" if homes is not None
+                       else "inner" if inward is not None else "both")
     q.depth += 1
     sql = f"SELECT {hint}{select} FROM ({left}) l {join}"
     # the placement columns have done their work: later joins are not co-partitioned
@@ -220,7 +232,9 @@ def _homes(step: Scan, store: Store, scope: X.Scope, shared: list[str], single: 
            ) -> str | None:
     """SQL for the home values of the stored sub-buckets that rows so far meet in
     ``step``'s relation, when they are known: every bucket column of the atom is a shared
-    variable or a constant. One value while the relation has one sub-bucket per bucket;
+    variable or a constant. (Also where the other side's rows must go to meet the rows
+    so far in place, ``step`` then being the kernel's first scan: the columns of shared
+    variables have the same names on both sides.) One value while the relation has one sub-bucket per bucket;
     else every sub-bucket of the bucket, exploded (the outer row is replicated to each), or
     None if ``single`` (a semi- or anti-join, where copies would count twice)."""
     layout, kinds = store.layout(step.relation), store.kinds(step.relation)
