@@ -85,3 +85,22 @@ r3(6) :- r2(_), r2(0), r1(4).
     for name in ("r2", "r3"):
         assert rows(result[name]) == expected.get(name, set()), name
     assert expected["r2"] == {(0,), (1,), (2,)} and expected["r3"] == {(6,)}
+
+
+def test_eqrel_is_an_equivalence_relation(engine):
+    """Soufflé's ``eqrel``: the least equivalence relation holding what the rules derive
+    (Soufflé's eqrel_index test: ``E(1, 2).`` gives four pairs)."""
+    text = """.decl e(a: number, b: number) eqrel
+e(1, 2).
+e(x, y) :- link(x, y).
+.decl link(a: number, b: number)
+link(5, 6). link(7, 6). link(8, 8).
+.decl other(a: symbol, b: symbol) eqrel
+other("a", "b"). other("c", "b").
+"""
+    ast = parse(text, "eq.dl")
+    result = engine.run(sparklog.Program(ast))
+    classes = [{1, 2}, {5, 6, 7}, {8}]
+    assert rows(result["e"]) == {(a, b) for c in classes for a in c for b in c}
+    assert rows(result["e"]) == reference.evaluate(ast)["e"]
+    assert rows(result["other"]) == {(a, b) for a in "abc" for b in "abc"}

@@ -36,9 +36,18 @@ def errors(body: str) -> list[str]:
     (".printsize p\n.printsize p", "6:12 redefinition of .printsize for p"),
     ("p(x) :- x = sum v : edge(x, v).", "5:3 ungrounded variable x (in the head)"),
     ("p(x).", "5:3 a fact's arguments must be constants"),
+    # inside an aggregate's body: the same checks, reported once
+    ("p(n) :- n = count : { i = nofunctor(0, 3) }.", "5:27 unknown functor nofunctor"),
+    ('p(n) :- n = count : { edge(x, _), name(y), x < y }.',
+     "5:44 type mismatch: comparing number with symbol"),
 ])
 def test_each_check_names_the_place(rule, expected):
     assert expected in errors(rule)
+
+
+def test_an_aggregate_body_is_checked_once():
+    assert errors("p(n) :- n = count : { i = nofunctor(0, 3) }.") == \
+        ["5:27 unknown functor nofunctor"]
 
 
 def test_negation_through_recursion_names_the_cycle():

@@ -173,3 +173,31 @@ def test_crlf_programs_parse_as_lf(tmp_path):
     with pytest.raises(ParseError) as err:
         parse_file(path)
     assert err.value.render().startswith(f"{path}:3:5: error: missing '.'")
+
+
+def test_eqrel_adds_the_rules_of_an_equivalence_relation():
+    p = parse(".decl e(a:number, b:number) eqrel\ne(1, 2).")
+    rules = {print_program(dataclasses.replace(p, clauses=(c,), decls=())).strip()
+             for c in p.clauses if c.body}
+    assert rules == {"e(y, x) :- e(x, y).", "e(x, z) :- e(x, y), e(y, z)."}
+
+
+def test_qualifiers_souffle_1_declarations_and_pragmas():
+    p = parse(".symbol_type S\n.number_type N\n.pragma \"magic-transform\" \"*\"\n"
+              ".decl r(x:S, y:N) output brie\n.decl q(x:number) input printsize")
+    assert [(t.name, t.base, t.subtype) for t in p.types] == \
+        [("S", "symbol", True), ("N", "number", True)]
+    assert {(d.kind, d.relation) for d in p.directives} == \
+        {("output", "r"), ("input", "q"), ("printsize", "q")}
+
+
+@pytest.mark.parametrize("text, where, message", [
+    (".decl e(a:number, b:symbol) eqrel", "f.dl:1:29",
+     "an eqrel relation has two attributes of the same type"),
+    (".decl e(a:number) fancy", "f.dl:1:19", "unknown qualifier 'fancy'"),
+    ('.output "e"', "f.dl:1:9", ".output takes a relation name, not a string"),
+])
+def test_qualifier_errors_name_the_place(text, where, message):
+    with pytest.raises(ParseError) as err:
+        parse(text, "f.dl")
+    assert err.value.render().splitlines()[0].startswith(f"{where}: error: {message}")

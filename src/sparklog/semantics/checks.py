@@ -361,14 +361,16 @@ def _variable_kinds(clause: n.Clause, kinds: dict[str, tuple[str, ...]], rep: Re
         for arg, kind in zip(atom.args, kinds[atom.relation]):
             if isinstance(arg, n.Var):
                 types.bind(arg, kind)
+    types.rep = Reporter()  # what infer finds wrong here, (4) of _check_types reports
     for _ in range(3):  # (2) x = expr gives x the kind of expr
-        for lit in clause.body:
+        for lit in _literals(clause.body):
             if isinstance(lit, n.Comparison) and lit.op == "=":
                 for var, other in ((lit.left, lit.right), (lit.right, lit.left)):
                     if isinstance(var, n.Var) and var.name not in types.var:
                         k = types.infer(other)
                         if k is not None:
                             types.bind(var, k)
+    types.rep = rep
     return types
 
 
@@ -384,7 +386,7 @@ def _check_types(clause: n.Clause, kinds: dict[str, tuple[str, ...]], rep: Repor
         for arg, kind in zip(atom.args, kinds[atom.relation]):
             if not isinstance(arg, n.Var | n.Wildcard):
                 types.expect(arg, kind, f"column of {atom.relation}")
-    for lit in clause.body:  # (4) comparisons and constraints
+    for lit in _literals(clause.body):  # (4) comparisons and constraints
         if isinstance(lit, n.Comparison):
             lk, rk = types.infer(lit.left), types.infer(lit.right)
             if lk and rk and not _compatible(lk, rk):
@@ -392,6 +394,16 @@ def _check_types(clause: n.Clause, kinds: dict[str, tuple[str, ...]], rep: Repor
         elif isinstance(lit, n.Constraint):
             for arg in lit.args:
                 types.expect(arg, "symbol", lit.name)
+
+
+def _literals(body: Iterable[n.Literal]) -> list[n.Literal]:
+    """A body's literals and those of the aggregate bodies inside them, nested ones too."""
+    out = []
+    for lit in body:
+        out.append(lit)
+        for agg in aggregates(lit):
+            out += _literals(agg.body)
+    return out
 
 
 def _check_grounded(clause: n.Clause, rep: Reporter) -> None:

@@ -20,6 +20,8 @@ _WORDS = {"IDENT": "a name", "INT": "a number", "FLOAT": "a number", "STRING": "
           "DIRECTIVE": "a directive", "COMPARE": "a comparison", "MULOP": "'*', '/' or '%'",
           "$END": "the end of the input"}
 _SHOWN = 6
+# Soufflé 1.x declarations sparklog still reads, not suggested to anyone writing a program
+_LEGACY = {".symbol_type", ".number_type"}
 
 
 def diagnose(exc: lark.exceptions.UnexpectedInput, text: str, file: str,
@@ -48,6 +50,7 @@ def diagnose(exc: lark.exceptions.UnexpectedInput, text: str, file: str,
 def _phrase(expected: set[str], terminals: dict[str, str]) -> str:
     """``a name, '(' or an operator``: expected terminals in words."""
     words: list[str] = []
+    expected = {e for e in expected if terminals.get(e) not in _LEGACY}
     if {"IDENT", "INT", "STRING", "LPAR"} <= expected:
         words.append("an expression")
         expected = expected - _EXPRESSION

@@ -17,6 +17,10 @@ from sparklog.syntax.fold import fact
 
 _ESCAPES = {'"': '"', "\\": "\\", "n": "\n", "t": "\t", "r": "\r", "'": "'", "0": "\0"}
 _INT64_MIN, _UINT64_MAX = -(2**63), 2**64 - 1
+# qualifiers of a .decl that tell Soufflé how to store or optimize a relation, not what
+# it holds: accepted and ignored
+_HINTS = frozenset({"btree", "btree_delete", "brie", "inline", "no_inline", "magic",
+                    "no_magic", "overridable", "nullary"})
 
 
 @lru_cache(maxsize=1)
@@ -109,6 +113,14 @@ class _Builder(Transformer):
         return n.TypeDecl(str(items[0]), str(items[2]), True, self._span(meta))
 
     @v_args(meta=True)
+    def symbol_type(self, meta, items):
+        return n.TypeDecl(str(items[0]), "symbol", True, self._span(meta))
+
+    @v_args(meta=True)
+    def number_type(self, meta, items):
+        return n.TypeDecl(str(items[0]), "number", True, self._span(meta))
+
+    @v_args(meta=True)
     def alias(self, meta, items):
         return n.TypeDecl(str(items[0]), str(items[2]), False, self._span(meta))
 
@@ -127,16 +139,54 @@ class _Builder(Transformer):
         return n.LatticeOp(str(items[0]), params, items[-1], self._span(meta))
 
     def qualifier(self, items):
-        return None
+        return ("qualifier", items[0])
 
     def decl(self, items):  # .decl A, B(x: number) declares A and B alike
         attrs = tuple(a for a in items if isinstance(a, n.Attribute))
-        return [n.Decl(str(t), attrs, self._span(t)) for t in items if isinstance(t, Token)]
+        names = [t for t in items if isinstance(t, Token)]
+        out: list = [n.Decl(str(t), attrs, self._span(t)) for t in names]
+        for _, token in (q for q in items if isinstance(q, tuple)):
+            out += self._qualified(str(token), self._span(token), names, attrs)
+        return out
+
+    def _qualified(self, word: str, span: Span, names: list[Token],
+                   attrs: tuple[n.Attribute, ...]) -> list:
+        """What a qualifier after ``.decl r(...)`` adds: Soufflé's ``eqrel`` the rules
+        of an equivalence relation; its older ``input``, ``output`` and ``printsize`` the
+        directive; its storage and optimizer hints nothing, as they change no result."""
+        if word in ("input", "output", "printsize"):
+            return [n.Directive(word, str(t), (), span) for t in names]
+        if word == "eqrel":
+            if len(attrs) != 2 or attrs[0].type != attrs[1].type:
+                raise ParseError(Diagnostic(span, "an eqrel relation has two attributes of "
+                                            "the same type"), {self.file: self.text})
+            x, y, z = (n.Var(v, span) for v in ("x", "y", "z"))
+            rules = []
+            for t in names:  # symmetric and transitive; reflexive on what it relates
+                r = str(t)
+                rules.append(n.Clause(n.Atom(r, (y, x), span), (n.Atom(r, (x, y), span),), span))
+                rules.append(n.Clause(n.Atom(r, (x, z), span),
+                                      (n.Atom(r, (x, y), span), n.Atom(r, (y, z), span)), span))
+            return rules
+        if word in _HINTS:
+            return []
+        raise ParseError(Diagnostic(span, f"unknown qualifier '{word}' (Soufflé's are "
+                                    f"{', '.join(sorted(_HINTS | {'eqrel'}))})"),
+                         {self.file: self.text})
 
     def param(self, items):
         key, value = str(items[0]), items[2]
         text = _unescape(str(value), self._span(value)) if value.type == "STRING" else str(value)
         return (key, text)
+
+    def souffle_pragma(self, items):
+        """Soufflé's ``.pragma "key" "value"`` sets one of its command-line options
+        (``magic-transform``, ``jobs``, ...): how Soufflé evaluates, not what a program
+        derives. Accepted and ignored; sparklog's own pragmas name a relation."""
+        if str(items[0]) != ".pragma":
+            raise ParseError(Diagnostic(self._span(items[1]), f"{items[0]} takes a relation "
+                                        "name, not a string"), {self.file: self.text})
+        return []
 
     def directive(self, items):
         kind = str(items[0])[1:]
@@ -283,9 +333,11 @@ def _assemble(tree, file: str, text: str) -> n.Program:
                 types.append(item)
             case n.LatticeDecl():
                 lattices.append(item)
-            case [n.Decl(), *_]:
-                decls.extend(item)
-            case [n.Directive(), *_]:
+            case [n.Decl(), *_]:  # with what its qualifiers add
+                decls.extend(d for d in item if isinstance(d, n.Decl))
+                directives.extend(d for d in item if isinstance(d, n.Directive))
+                clauses.extend(c for c in item if isinstance(c, n.Clause))
+            case [n.Directive(), *_] | []:
                 directives.extend(item)
             case ("clause", heads, [[]], span):
                 clauses.extend(fact(h, span) for h in heads)
