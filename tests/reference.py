@@ -220,8 +220,19 @@ def _to_unsigned(v: object) -> Unsigned:
     return double_to_unsigned(v) if isinstance(v, float) else Unsigned(v)
 
 
+# std::regex's POSIX classes inside brackets, as ASCII ranges for Python's re
+_POSIX = {"alpha": "a-zA-Z", "digit": "0-9", "alnum": "a-zA-Z0-9", "upper": "A-Z",
+          "lower": "a-z", "space": r" \t\n\r\f\v", "blank": r" \t", "xdigit": "0-9A-Fa-f",
+          "punct": re.escape("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~"), "cntrl": r"\x00-\x1f\x7f",
+          "graph": r"\x21-\x7e", "print": r"\x20-\x7e", "w": r"\w", "d": "0-9",
+          "s": r" \t\n\r\f\v"}
+
+
 def _regex_match(pattern: str, s: str) -> bool:
-    """Full match of a regex; an invalid regex matches nothing."""
+    """Full match of a regex (C++'s std::regex_match, ECMAScript); an invalid regex
+    matches nothing."""
+    for name, chars in _POSIX.items():
+        pattern = pattern.replace(f"[:{name}:]", chars)
     try:
         return re.fullmatch(pattern, s) is not None
     except re.error:

@@ -7,6 +7,8 @@ symbol table by the translator) and hash their symbol results back.
 
 from __future__ import annotations
 
+import re
+
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -380,10 +382,50 @@ def condition(lit: n.Comparison | n.Constraint | n.BoolLit, scope: Scope) -> str
             expr = f"(instr({text(s, scope)}, {text(sub, scope)}) > 0)"
             return f"(NOT {expr})" if neg else expr
         case n.Constraint(name="match", args=(pattern, s), negated=neg):
-            expr = f"regexp_like({text(s, scope)}, concat('^(?:', {text(pattern, scope)}, ')$'))"
+            expr = _match(pattern, s, scope)
             return f"(NOT {expr})" if neg else expr
         case _:
             raise AssertionError(lit)
+
+
+# Soufflé's match is C++'s std::regex_match, whose ECMAScript grammar Java's regexes
+# share but for the POSIX classes inside brackets (``[[:digit:]]``), which Java reads as
+# the characters ':', 'd', 'i', ...: each is rewritten to Java's class of the same ASCII
+# characters before the pattern is compiled.
+_POSIX_CLASSES = {"alpha": r"\p{Alpha}", "digit": r"\p{Digit}", "alnum": r"\p{Alnum}",
+                  "upper": r"\p{Upper}", "lower": r"\p{Lower}", "space": r"\p{Space}",
+                  "blank": r"\p{Blank}", "punct": r"\p{Punct}", "xdigit": r"\p{XDigit}",
+                  "cntrl": r"\p{Cntrl}", "graph": r"\p{Graph}", "print": r"\p{Print}",
+                  "w": r"\w", "d": r"\p{Digit}", "s": r"\p{Space}"}
+
+
+def _match(pattern: n.Term, s: n.Term, scope: Scope) -> str:
+    """SQL for ``match(pattern, s)``: the whole of s matches. A pattern that is not a
+    valid regex matches nothing, as in Soufflé (which warns): a constant one is known
+    before the run; one read from data is compiled per row by ``Pattern.matches``
+    through ``try_reflect``, which gives NULL where it does not compile, where Spark's
+    own regex functions would fail the whole run."""
+    java = text(pattern, scope)
+    for name, cls in _POSIX_CLASSES.items():
+        java = f"replace({java}, {sql_string(f'[:{name}:]')}, {sql_string(cls)})"
+    if isinstance(pattern, n.String):
+        if not _compiles(pattern.value):
+            return "FALSE"
+        return f"regexp_like({text(s, scope)}, concat('^(?:', {java}, ')$'))"
+    return (f"coalesce(try_reflect('java.util.regex.Pattern', 'matches', {java}, "
+            f"{text(s, scope)}) = 'true', FALSE)")
+
+
+def _compiles(pattern: str) -> bool:
+    """Whether a constant pattern is a regex (checked by Python's, whose syntax is the
+    common part of ECMAScript's and Java's; a POSIX class stands in as a range)."""
+    for name in _POSIX_CLASSES:
+        pattern = pattern.replace(f"[:{name}:]", "0-9")
+    try:
+        re.compile(pattern)
+    except re.error:
+        return False
+    return True
 
 
 def produced_symbols(term: n.Term) -> list[n.Call]:
