@@ -466,6 +466,13 @@ class Evaluator:
             case Negation(atom):
                 if next(self.match(atom, binding), None) is None:
                     yield binding
+            case Comparison("=", Var(name), Call("range", args)) \
+                    | Comparison("=", Call("range", args), Var(name)):
+                values = _range(*(self.term(a, binding) for a in args))
+                if name not in binding:
+                    yield from ({**binding, name: v} for v in values)
+                elif binding[name] in values:
+                    yield binding
             case Comparison("=", Var(name), right) if name not in binding:
                 yield {**binding, name: self.term(right, binding)}
             case Comparison("=", left, Var(name)) if name not in binding:
@@ -686,6 +693,17 @@ def _flatten(body: tuple[Literal, ...]) -> list[Literal]:
             literal = Atom(literal.relation, tuple(args))
         out.append(literal)
     return out + extra
+
+
+def _range(start: int, end: int, step: int | None = None) -> list[int]:
+    """What Soufflé's range(start, end[, step]) generates: from start towards end, end
+    excluded, by step (1 upwards, -1 downwards by default); a step of 0 gives start alone
+    unless start = end."""
+    if step is None:
+        step = 1 if start <= end else -1
+    if step == 0:
+        return [start] if start != end else []
+    return list(range(start, end, step))
 
 
 def _binds(var: Term, expr: Term, binding: Binding, ev: Evaluator) -> bool:

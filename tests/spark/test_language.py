@@ -131,3 +131,31 @@ nq(y) :- p(y), !match(y, "ab").
     assert rows(result["r"]) == expected["r"] == {("digit",), ("alpha",), ("not bad",)}
     assert rows(result["q"]) == expected["q"] == {("a.*",), ("[[:alpha:]]b",)}
     assert rows(result["nq"]) == expected["nq"] == {("[",), ("a(",)}
+
+
+def test_range_generates_values_as_in_souffle(engine):
+    """``x = range(from, to[, step])`` binds x to each value (Soufflé's issue2160 and
+    issue2486 tests count them in an aggregate), or tests a bound x."""
+    text = """
+.decl c(n: number)
+c(n) :- n = count : { i = range(0, 3) }.
+.decl r(x: number)
+r(x) :- x = range(0, 10, 3).
+r(x) :- x = range(20, 17).
+r(x) :- x = range(5, 5).
+r(x) :- x = range(40, 41, 0).
+r(x) :- x = range(-3, -1).
+.decl n(x: number)
+n(2). n(4). n(7).
+.decl in(x: number)
+in(x) :- n(x), x = range(1, 5).
+.decl pairs(x: number, y: number)
+pairs(x, y) :- n(x), y = range(x, x + 2).
+"""
+    ast = parse(text, "range.dl")
+    expected = reference.evaluate(ast)
+    result = engine.run(sparklog.Program(ast))
+    for name in ("c", "r", "in", "pairs"):
+        assert rows(result[name]) == expected[name], name
+    assert expected["c"] == {(3,)} and expected["in"] == {(2,), (4,)}
+    assert expected["r"] == {(v,) for v in (0, 3, 6, 9, 20, 19, 18, 40, -3, -2)}

@@ -40,6 +40,11 @@ def errors(body: str) -> list[str]:
     ("p(n) :- n = count : { i = nofunctor(0, 3) }.", "5:27 unknown functor nofunctor"),
     ('p(n) :- n = count : { edge(x, _), name(y), x < y }.',
      "5:44 type mismatch: comparing number with symbol"),
+    ("p(x) :- edge(x, _), x < range(1, 2).",
+     "5:25 range generates values: bind them to a variable (x = range(a, b)) in a body"),
+    ("p(x) :- x = range(1).", "5:13 functor range takes 2 or 3 arguments"),
+    ("p(x) :- x = range(1.0, 2.0).",
+     "5:13 range over float or unsigned values is not supported (over number values it is)"),
 ])
 def test_each_check_names_the_place(rule, expected):
     assert expected in errors(rule)

@@ -13,7 +13,7 @@ from sparklog.errors import CheckError, Note, Reporter, Span
 from sparklog.semantics.lattices import Lattice, lattices
 from sparklog.semantics.strata import Stratum, stratify
 from sparklog.syntax import nodes as n
-from sparklog.syntax.walk import aggregates, body_variables, subterms
+from sparklog.syntax.walk import aggregates, body_variables, literal_terms, subterms
 
 NUMERIC = ("number", "unsigned", "float")
 
@@ -220,7 +220,25 @@ def _check_clause(clause: n.Clause, kinds: dict[str, tuple[str, ...]], rep: Repo
             if isinstance(sub, n.Aggregate):
                 rep.error(sub.span, "aggregate in the head (write it in the body: n = count : {...})")
     _check_types(clause, kinds, rep)
+    _check_generators(clause, rep)
     _check_grounded(clause, rep)
+
+
+def _check_generators(clause: n.Clause, rep: Reporter) -> None:
+    """``range(..)`` generates values: it stands alone on one side of ``=``, the other
+    side a variable (``x = range(0, n)``, which binds x to each value, or tests it)."""
+    allowed: set[int] = set()
+    for lit in _literals(clause.body):
+        if isinstance(lit, n.Comparison) and lit.op == "=":
+            for one, other in ((lit.left, lit.right), (lit.right, lit.left)):
+                if isinstance(one, n.Call) and one.name == "range" and isinstance(other, n.Var):
+                    allowed.add(id(one))
+    terms = [*clause.head.args, *(t for lit in _literals(clause.body) for t in literal_terms(lit))]
+    for term in terms:
+        for sub in subterms(term):
+            if isinstance(sub, n.Call) and sub.name == "range" and id(sub) not in allowed:
+                rep.error(sub.span, "range generates values: bind them to a variable "
+                          "(x = range(a, b)) in a body")
 
 
 def _atoms(body: Iterable[n.Literal]) -> list[n.Atom]:
@@ -330,6 +348,11 @@ class _Types:
         params, result = n.FUNCTORS[call.name]
         if call.name == "cat":
             params = ("symbol",) * max(2, len(call.args))
+        if call.name == "range":
+            if len(call.args) not in (2, 3):
+                self.rep.error(call.span, "functor range takes 2 or 3 arguments")
+                return None
+            params = params[:len(call.args)]
         if len(call.args) != len(params):
             self.rep.error(call.span, f"functor {call.name} takes {len(params)} arguments")
             return None
@@ -339,6 +362,9 @@ class _Types:
             kinds.append(got)
             if want == "num" and got == "symbol" or want == "symbol" and got in NUMERIC:
                 self.rep.error(arg.span, f"type mismatch: {call.name} expects {want}, got {got}")
+        if call.name == "range" and {"float", "unsigned"} & set(kinds):
+            self.rep.error(call.span, "range over float or unsigned values is not supported "
+                           "(over number values it is)")
         return _join(*kinds) if result == "same" else result
 
 

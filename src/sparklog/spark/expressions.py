@@ -322,6 +322,8 @@ def _call(term: n.Call, scope: Scope) -> str:
             return double_to_unsigned(x) if kind_of(args[0], scope) == "float" else x
         case "ord":
             return value(args[0], scope)
+        case "range":  # the values it generates, as an array (translate explodes it)
+            return range_values(*(value(a, scope) for a in args))
         case "min" | "max":
             fn = "least" if term.name == "min" else "greatest"
             a, b = value(args[0], scope), value(args[1], scope)
@@ -330,6 +332,22 @@ def _call(term: n.Call, scope: Scope) -> str:
             return f"{fn}({a}, {b})"
         case _:
             raise AssertionError(term.name)
+
+
+def range_values(start: str, end: str, step: str | None = None) -> str:
+    """SQL for the array of what Soufflé's ``range(start, end[, step])`` generates: from
+    start towards end, end excluded, by step (by default 1 upwards, -1 downwards); a step
+    of 0 gives start alone, unless start = end."""
+    step = step or f"(CASE WHEN {start} <= {end} THEN 1L ELSE -1L END)"
+    last = lambda toward: f"{start} + (({end} - {start} {toward}) div {step}) * {step}"  # noqa: E731
+    return (f"(CASE WHEN {step} > 0 AND {start} < {end} THEN sequence({start}, {last('- 1')}, "
+            f"{step}) WHEN {step} < 0 AND {start} > {end} THEN sequence({start}, "
+            f"{last('+ 1')}, {step}) WHEN {step} = 0 AND {start} != {end} THEN array({start}) "
+            "ELSE CAST(array() AS ARRAY<BIGINT>) END)")
+
+
+def is_range(term: n.Term) -> bool:
+    return isinstance(term, n.Call) and term.name == "range"
 
 
 def integer_from_digits(sign: str, digits: str, base: int, unsigned: bool = False) -> str:
@@ -370,6 +388,9 @@ def condition(lit: n.Comparison | n.Constraint | n.BoolLit, scope: Scope) -> str
     match lit:
         case n.BoolLit(value=v):
             return "TRUE" if v else "FALSE"
+        case n.Comparison(op="=", left=left, right=right) if is_range(left) or is_range(right):
+            values, other = (left, right) if is_range(left) else (right, left)
+            return f"array_contains({value(values, scope)}, {value(other, scope)})"
         case n.Comparison(op=op, left=left, right=right):
             kind = kind_of(left, scope)
             if op in ORDERING and kind == "symbol":  # Soufflé compares the strings

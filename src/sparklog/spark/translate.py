@@ -327,6 +327,8 @@ def _bind(step: Bind, q: Query, store: Store) -> Query:
     _ensure_text(q, X.string_vars(step.expr), store)
     kind = X.kind_of(step.expr, q.scope)
     expr = X.value(step.expr, q.scope)
+    if X.is_range(step.expr):  # one row for each value it generates
+        expr = f"explode({expr})"
     col = q.scope.bind(step.var, kind)
     extra = ""
     if kind == "symbol" and (X.produced_symbols(step.expr) or isinstance(step.expr, n.String)):

@@ -116,6 +116,8 @@ FUNCTORS: dict[str, tuple[tuple[str, ...], str]] = {
     "ord": (("symbol",), "number"),
     "min": (("num", "num"), "same"),
     "max": (("num", "num"), "same"),
+    # range(from, to[, step]) generates values: only as ``x = range(..)`` in a body
+    "range": (("num", "num", "num"), "same"),
 }
 # Functors that are constraints (true or false), written as body literals.
 CONSTRAINT_FUNCTORS = {"contains": 2, "match": 2}
