@@ -196,8 +196,22 @@ def test_qualifiers_souffle_1_declarations_and_pragmas():
      "an eqrel relation has two attributes of the same type"),
     (".decl e(a:number) fancy", "f.dl:1:19", "unknown qualifier 'fancy'"),
     ('.output "e"', "f.dl:1:9", ".output takes a relation name, not a string"),
+    (".comp A {\n}", "f.dl:1:1",
+     "components (.comp and .init): a Soufflé feature sparklog does not support"),
+    (".decl a(x:number)\n.functor f(x:number):number", "f.dl:2:1",
+     "user-defined functors (.functor): a Soufflé feature sparklog does not support"),
+    (".decl a(x:number)\n.frobnicate a", "f.dl:2:1", "unknown directive .frobnicate"),
+    (".decl a(x:number)\na(x) <= a(y) :- a(x), a(y).", "f.dl:2:6",
+     "subsumption (a(x) <= a(y) :- ...): a Soufflé feature sparklog does not support"),
+    (".decl a(x:number)\na(x) :- a([1, 2]).", "f.dl:2:11",
+     "records ([a, b]): a Soufflé feature sparklog does not support"),
 ])
 def test_qualifier_errors_name_the_place(text, where, message):
     with pytest.raises(ParseError) as err:
         parse(text, "f.dl")
     assert err.value.render().splitlines()[0].startswith(f"{where}: error: {message}")
+
+
+def test_plan_hints_are_read_and_dropped():
+    p = parse(".decl a(x:number)\na(x) :- a(x), a(x). .plan 0:(2,1), 1:(1,2)\na(1).")
+    assert len(p.clauses) == 2 and not p.directives

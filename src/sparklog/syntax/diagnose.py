@@ -7,6 +7,8 @@ next line that lark stumbles on; an unterminated comment or string is reported a
 
 from __future__ import annotations
 
+import re
+
 import lark
 
 from sparklog.errors import Diagnostic, Span
@@ -20,8 +22,9 @@ _WORDS = {"IDENT": "a name", "INT": "a number", "FLOAT": "a number", "STRING": "
           "DIRECTIVE": "a directive", "COMPARE": "a comparison", "MULOP": "'*', '/' or '%'",
           "$END": "the end of the input"}
 _SHOWN = 6
-# Soufflé 1.x declarations sparklog still reads, not suggested to anyone writing a program
-_LEGACY = {".symbol_type", ".number_type"}
+# what sparklog reads but suggests to no one writing a program: Soufflé 1.x declarations,
+# Soufflé's join-order hints
+_UNSUGGESTED = {".symbol_type", ".number_type", ".plan"}
 
 
 def diagnose(exc: lark.exceptions.UnexpectedInput, text: str, file: str,
@@ -33,6 +36,9 @@ def diagnose(exc: lark.exceptions.UnexpectedInput, text: str, file: str,
     if unterminated is not None and unterminated[0] <= pos:
         return Diagnostic(_span(file, text, unterminated[0]), unterminated[1])
     if isinstance(exc, lark.exceptions.UnexpectedCharacters):
+        if text[pos] == "[":
+            return Diagnostic(_span(file, text, pos), "records ([a, b]): a Soufflé feature "
+                              "sparklog does not support")
         return Diagnostic(_span(file, text, pos), f"unexpected character {text[pos]!r}")
     expected = set(getattr(exc, "expected", None) or ())
     token = getattr(exc, "token", None)
@@ -40,6 +46,13 @@ def diagnose(exc: lark.exceptions.UnexpectedInput, text: str, file: str,
     if "DOT" in expected and (end or _line_break_before(text, pos)):
         rule_end = len(text[:pos].rstrip())  # the rule ends on an earlier line
         return Diagnostic(_span(file, text, rule_end), "missing '.' at the end of this rule")
+    if token is not None and str(token) == "<=" and any(terminals.get(e) == ":-"
+                                                        for e in expected):
+        return Diagnostic(_span(file, text, pos), "subsumption (a(x) <= a(y) :- ...): a "
+                          "Soufflé feature sparklog does not support")
+    unsupported = _unsupported(text, pos)
+    if unsupported is not None:
+        return Diagnostic(_span(file, text, pos), unsupported)
     found = "end of input" if end else repr(str(token))
     message = f"unexpected {found}"
     if expected:
@@ -47,10 +60,35 @@ def diagnose(exc: lark.exceptions.UnexpectedInput, text: str, file: str,
     return Diagnostic(_span(file, text, pos), message)
 
 
+# Soufflé's directives that sparklog does not read, and what they are
+_SOUFFLE_ONLY = {"comp": "components (.comp and .init)", "init": "components (.comp and .init)",
+                 "override": "components (.comp and .init)",
+                 "functor": "user-defined functors (.functor)"}
+
+
+_DIRECTIVES = {"decl", "type", "lattice", "input", "output", "printsize", "limitsize", "pragma",
+               "plan", "symbol_type", "number_type"}
+
+
+def _unsupported(text: str, pos: int) -> str | None:
+    """What to say of a Soufflé directive sparklog does not know, found at ``pos``."""
+    if pos >= len(text) or text[pos] != ".":
+        return None
+    word = re.match(r"[A-Za-z_]+", text[pos + 1:])
+    if word is None:
+        return None
+    what = _SOUFFLE_ONLY.get(word.group())
+    if word.group() in _DIRECTIVES:
+        return None
+    if what is None:
+        return f"unknown directive .{word.group()}"
+    return f"{what}: a Soufflé feature sparklog does not support"
+
+
 def _phrase(expected: set[str], terminals: dict[str, str]) -> str:
     """``a name, '(' or an operator``: expected terminals in words."""
     words: list[str] = []
-    expected = {e for e in expected if terminals.get(e) not in _LEGACY}
+    expected = {e for e in expected if terminals.get(e) not in _UNSUGGESTED}
     if {"IDENT", "INT", "STRING", "LPAR"} <= expected:
         words.append("an expression")
         expected = expected - _EXPRESSION

@@ -179,6 +179,9 @@ class _Builder(Transformer):
         text = _unescape(str(value), self._span(value)) if value.type == "STRING" else str(value)
         return (key, text)
 
+    def plan(self, items):
+        return []
+
     def souffle_pragma(self, items):
         """Soufflé's ``.pragma "key" "value"`` sets one of its command-line options
         (``magic-transform``, ``jobs``, ...): how Soufflé evaluates, not what a program
