@@ -203,6 +203,8 @@ def test_qualifiers_souffle_1_declarations_and_pragmas():
     (".decl a(x:number)\n.frobnicate a", "f.dl:2:1", "unknown directive .frobnicate"),
     (".decl a(x:number)\na(x) <= a(y) :- a(x), a(y).", "f.dl:2:6",
      "subsumption (a(x) <= a(y) :- ...): a Soufflé feature sparklog does not support"),
+    (".decl a(x:number, y:number) choice-domain x", "f.dl:1:29",
+     "choice domains (choice-domain): a Soufflé feature sparklog does not support"),
     (".decl a(x:number)\na(x) :- a([1, 2]).", "f.dl:2:11",
      "records ([a, b]): a Soufflé feature sparklog does not support"),
 ])

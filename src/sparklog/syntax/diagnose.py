@@ -50,6 +50,9 @@ def diagnose(exc: lark.exceptions.UnexpectedInput, text: str, file: str,
                                                         for e in expected):
         return Diagnostic(_span(file, text, pos), "subsumption (a(x) <= a(y) :- ...): a "
                           "Soufflé feature sparklog does not support")
+    if text[max(0, pos - 6):pos + 7] == "choice-domain":
+        return Diagnostic(_span(file, text, pos - 6), "choice domains (choice-domain): a "
+                          "Soufflé feature sparklog does not support")
     unsupported = _unsupported(text, pos)
     if unsupported is not None:
         return Diagnostic(_span(file, text, pos), unsupported)
