@@ -53,7 +53,9 @@ class Query:
 
     sql: str | None
     scope: X.Scope
-    partitioned_as: Scan | None = None  # the stored scan whose partitioning sql still has
+    # the stored scan whose placement sql's rows still have, with its ``_sb`` column (the
+    # first scan's, or a scan the rows joined partition-locally or moved to)
+    partitioned_as: Scan | None = None
     text_columns: set[str] = field(default_factory=set)
     depth: int = 0
     # dynamic join planning (Store.broadcast_delta): the side holding the round's delta is
@@ -192,6 +194,7 @@ def _scan(step: Scan, q: Query, store: Store) -> Query:
         names = {v: scope.bind(v, k) for v, k in new_vars.items()}
         return Query(scan_sql(step, store, names, keep_sb=True), scope, step, q.text_columns,
                      broadcast=q.broadcast, moved=q.moved)
+    carried = list(scope.columns.values()) + [f"{c}__s" for c in q.text_columns]
     names = {v: scope.bind(v, k) for v, k in new_vars.items()}
     co = _co_partitioned(q.partitioned_as, step, store, shared)
     homes = None if co or q.broadcast else _homes(step, store, scope, shared, single=False)
@@ -215,7 +218,15 @@ def _scan(step: Scan, q: Query, store: Store) -> Query:
         on.append(f"l.{HOME} = r.{SB}")
     elif inward is not None:
         on.append(f"l.{SB} = r.{HOME}")
-    select = ", ".join(["l.*"] + [f"r.{c}" for c in fresh])
+    # where the joined rows are: with the outer rows (partition-local, or the other side
+    # came to them), or with the stored side they went to; else where Spark put them
+    placed = (("l", q.partitioned_as) if co or inward is not None
+              else ("r", step) if homes is not None else None)
+    if placed is None:
+        select = ", ".join(["l.*"] + [f"r.{c}" for c in fresh])
+    else:  # the placement column goes on, so a later join on the same bucket stays local
+        select = ", ".join([f"l.{c}" for c in carried] + [f"r.{c}" for c in fresh]
+                           + [f"{placed[0]}.{SB}"])
     join = f"JOIN ({right}) r ON {' AND '.join(on)}" if on else f"CROSS JOIN ({right}) r"
     hint = ""
     if on and not co:  # not partition-local: one side or both must move (PARALAGG §IV-D)
@@ -224,6 +235,8 @@ def _scan(step: Scan, q: Query, store: Store) -> Query:
                        else "inner" if inward is not None else "both")
     q.depth += 1
     sql = f"SELECT {hint}{select} FROM ({left}) l {join}"
+    if placed is not None:
+        return Query(sql, scope, placed[1], q.text_columns, q.depth, q.broadcast, q.moved)
     # the placement columns have done their work: later joins are not co-partitioned
     return Query(_drop_sb(sql, q), scope, None, q.text_columns, q.depth, q.broadcast, q.moved)
 
