@@ -146,7 +146,9 @@ COMPARE = {"=": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator
 
 def binop(op: str, a: object, b: object) -> object:
     """Apply a binary operator: float semantics if either side is a float, unsigned ones if
-    either side is an Unsigned."""
+    either side is an Unsigned; ``+`` of two symbols is their concatenation."""
+    if isinstance(a, str) and isinstance(b, str) and op == "+":
+        return a + b
     if isinstance(a, float) or isinstance(b, float):
         if op not in FLOAT_OPS:
             raise ValueError(f"{op} is not defined on floats")

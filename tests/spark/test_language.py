@@ -159,3 +159,19 @@ pairs(x, y) :- n(x), y = range(x, x + 2).
         assert rows(result[name]) == expected[name], name
     assert expected["c"] == {(3,)} and expected["in"] == {(2,), (4,)}
     assert expected["r"] == {(v,) for v in (0, 3, 6, 9, 20, 19, 18, 40, -3, -2)}
+
+
+def test_plus_concatenates_symbols_as_in_souffle(engine):
+    """Soufflé 2.4's ``+`` on two symbols (its symbol_operations test)."""
+    text = """
+.decl s(x: symbol)
+s("a"). s("b").
+.decl add(x: symbol)
+add("pre-" + "-post").
+add("pre-" + x) :- s(x).
+add(x + y + "!") :- s(x), s(y), x != y.
+"""
+    ast = parse(text, "plus.dl")
+    expected = reference.evaluate(ast)
+    assert rows(engine.run(sparklog.Program(ast))["add"]) == expected["add"] == {
+        ("pre--post",), ("pre-a",), ("pre-b",), ("ab!",), ("ba!",)}

@@ -88,3 +88,15 @@ def test_strata_are_in_dependency_order():
 def test_outputs_may_repeat_as_in_souffle():
     checked = check(parse(DECLS + ".output p\n.output p(IO=stdout)\n.input edge, p"))
     assert [d.relation for d in checked.outputs()] == ["p", "p"]
+
+
+def test_plus_of_two_symbols_is_their_concatenation():
+    """Soufflé's ``+`` on symbols: written as cat from the checks on; on a symbol and a
+    number it stays an error."""
+    from sparklog.syntax import nodes as n
+    checked = check(parse(DECLS + 'name(s) :- name(x), s = x + "!" + x.', "c.dl"))
+    rule = checked.program.clauses[0]
+    assert rule.body[1].right == n.Call("cat", (n.Call("cat", (n.Var("x"), n.String("!"))),
+                                                n.Var("x")))
+    assert errors('name(s) :- name(x), s = x + 1.') == \
+        ["5:25 type mismatch: operator + on a symbol"]

@@ -7,13 +7,14 @@ stages need (column kinds per relation, strata in order).
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from sparklog.errors import CheckError, Note, Reporter, Span
 from sparklog.semantics.lattices import Lattice, lattices
 from sparklog.semantics.strata import Stratum, stratify
 from sparklog.syntax import nodes as n
-from sparklog.syntax.walk import aggregates, body_variables, literal_terms, subterms
+from sparklog.syntax.walk import (aggregates, body_variables, literal_terms, map_terms,
+                                  subterms)
 
 NUMERIC = ("number", "unsigned", "float")
 
@@ -72,7 +73,23 @@ def check(program: n.Program, trusted: frozenset[str] = frozenset()) -> Checked:
                   Note(dep.clause.span, "in this rule"))
     found = lattices(program, kinds, strata, rep, trusted)
     rep.raise_if_any(CheckError, program.source_map())
-    return Checked(program, kinds, tuple(strata), found)
+    return Checked(_concatenated(program, kinds), kinds, tuple(strata), found)
+
+
+def _concatenated(program: n.Program, kinds: dict[str, tuple[str, ...]]) -> n.Program:
+    """The program with Soufflé's ``a + b`` over two symbols (their concatenation) written
+    as ``cat(a, b)``, which every later stage knows."""
+    def clause(c: n.Clause) -> n.Clause:
+        types = _variable_kinds(c, kinds, Reporter())
+
+        def cat(term: n.Term) -> n.Term:
+            if isinstance(term, n.BinOp) and term.op == "+" and "symbol" in (
+                    types.infer(term.left), types.infer(term.right)):
+                return n.Call("cat", (term.left, term.right), term.span)
+            return term
+        return map_terms(c, cat)
+    clauses = tuple(clause(c) for c in program.clauses)
+    return program if clauses == program.clauses else replace(program, clauses=clauses)
 
 
 def _check_pragma(d: n.Directive, rep: Reporter) -> None:
@@ -310,6 +327,9 @@ class _Types:
                 return "symbol"
             case n.BinOp(op=op, left=left, right=right):
                 lk, rk = self.infer(left), self.infer(right)
+                if op == "+" and lk == "symbol" and rk in ("symbol", None) or \
+                        op == "+" and rk == "symbol" and lk is None:
+                    return "symbol"  # Soufflé's concatenation (desugared to cat: _concatenated)
                 for side, k in ((left, lk), (right, rk)):
                     if k == "symbol":
                         self.rep.error(side.span, f"type mismatch: operator {op} on a symbol")

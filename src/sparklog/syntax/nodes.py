@@ -179,7 +179,9 @@ class HeadAggregate:
 
 Term: TypeAlias = (Var | Wildcard | Number | Float | String | BinOp | UnaryOp | Call | Aggregate
                    | HeadAggregate)
+TERMS = (Var, Wildcard, Number, Float, String, BinOp, UnaryOp, Call, Aggregate, HeadAggregate)
 Constant: TypeAlias = Number | Float | String
+
 
 # ---------------------------------------------------------------------------------------
 # Literals

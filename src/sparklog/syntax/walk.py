@@ -4,7 +4,8 @@ variables / aggregates / terms does this hold?" asks here."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+import dataclasses
+from collections.abc import Callable, Iterable, Iterator
 
 from sparklog.syntax import nodes as n
 
@@ -66,3 +67,22 @@ def aggregates(lit: n.Literal) -> list[n.Aggregate]:
     """The aggregates a literal holds (an atom's arguments, a comparison's sides...)."""
     return [t for term in literal_terms(lit) for t in subterms(term)
             if isinstance(t, n.Aggregate)]
+
+
+def map_terms(node, fn: Callable[[n.Term], n.Term]):
+    """``node`` (a clause, literal or term) with ``fn`` applied to every term inside it,
+    the innermost first, inside aggregate bodies too."""
+    if isinstance(node, tuple):
+        return tuple(map_terms(x, fn) for x in node)
+    if not dataclasses.is_dataclass(node) or isinstance(node, type):
+        return node
+    changes = {}
+    for f in dataclasses.fields(node):
+        if f.name != "span":
+            value = getattr(node, f.name)
+            mapped = map_terms(value, fn)
+            if mapped is not value:
+                changes[f.name] = mapped
+    if changes:
+        node = dataclasses.replace(node, **changes)
+    return fn(node) if isinstance(node, n.TERMS) else node
