@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 from pathlib import Path
@@ -254,4 +256,7 @@ def spark_message(exc: BaseException) -> str:
         text = getattr(exc, "getMessage", None)
         message = text() if callable(text) else str(exc)
     first = message.strip().splitlines()[0] if message.strip() else type(exc).__name__
+    # Spark's own exceptions name their error class ([USER_RAISED_EXCEPTION] ...): their
+    # Java class says nothing more
+    first = re.sub(r"^org\.apache\.spark\.[A-Za-z.]*Exception: (?=\[)", "", first)
     return f"Spark failed: {first}"

@@ -62,12 +62,20 @@ FAILS_AFTER_A_LOOP = """
 .decl n(x: number)
 n(0).
 n(x + 1) :- n(x), x < 5.
-.decl pattern(p: symbol)
-pattern("(").
+.decl flag(p: number)
+.input flag
 .decl bad(x: number)
 .output bad
-bad(x) :- n(x), pattern(p), match(p, "a").
+bad(x) :- n(x), flag(p).
 """
+
+
+def failing(spark, message: str):
+    """A one-row input whose value fails the job that reads it."""
+    from pyspark.sql import functions as F
+
+    return spark.createDataFrame([(1,)], "p long").withColumn(
+        "p", F.when(F.col("p") == 1, F.raise_error(F.lit(message))).otherwise(F.col("p")))
 
 
 def test_a_failed_run_frees_its_block_storage(engine, spark):
@@ -75,8 +83,8 @@ def test_a_failed_run_frees_its_block_storage(engine, spark):
     from sparklog.spark.jvm import cached_rdds as _cached_rdds
 
     before = set(_cached_rdds(spark))
-    with pytest.raises(EngineError, match="PatternSyntaxException"):
-        run(engine, FAILS_AFTER_A_LOOP)
+    with pytest.raises(EngineError, match="flag is bad"):
+        run(engine, FAILS_AFTER_A_LOOP, inputs={"flag": failing(spark, "flag is bad")})
     assert set(_cached_rdds(spark)) <= before
 
 
@@ -238,16 +246,16 @@ def test_pipelined_rounds_plan_while_the_previous_job_runs(spark, monkeypatch):
     assert overlapped >= 4, events  # round k+1's planning began before round k's job ended
 
 
-REGEX = TC.replace("tc(x, y) :- tc(x, z), edge(z, y).",
-                   '.decl pattern(p: symbol)\npattern("(").\n'
-                   'tc(x, y) :- tc(x, z), edge(z, y), pattern(p), match(p, "a").')
+FLAGGED = TC.replace("tc(x, y) :- tc(x, z), edge(z, y).",
+                     ".decl flag(p: number)\n.input flag\n"
+                     "tc(x, y) :- tc(x, z), edge(z, y), flag(p).")
 
 
 @pytest.mark.parametrize("program, bad_input, cause", [
     # a bad input row: the input is stored by round 1's job, on the worker thread
     (TC, True, "[USER_RAISED_EXCEPTION] edge 7 is bad"),
-    # a malformed regular expression met at run time, by a broadcast started while planning
-    (REGEX, False, "java.util.regex.PatternSyntaxException: Unclosed group"),
+    # a bad row of an input only the loop reads, joined with no shared variable
+    (FLAGGED, False, "[USER_RAISED_EXCEPTION] flag is bad"),
 ])
 def test_a_job_failing_at_run_time_is_a_one_line_error(spark, program, bad_input, cause):
     from pyspark.sql import functions as F
@@ -258,9 +266,12 @@ def test_a_job_failing_at_run_time_is_a_one_line_error(spark, program, bad_input
     if bad_input:
         edges = edges.withColumn("y", F.when(F.col("y") == 7, F.raise_error(F.lit("edge 7 is bad")))
                                  .otherwise(F.col("y")))
+    inputs = {"edge": edges}
+    if program is FLAGGED:
+        inputs["flag"] = failing(spark, "flag is bad")
     with pytest.raises(EngineError) as err:
         run(sparklog.Engine(spark=spark, partitions=2, strategy="asis"), program,
-            inputs={"edge": edges})
+            inputs=inputs)
     message = str(err.value)
     assert f"Spark failed: {cause}" in message and len(message.splitlines()) == 1, message
 
