@@ -153,4 +153,31 @@ def strata10_expected() -> frozenset[tuple[int, ...]]:
     return frozenset({(sum(range(0, 301, 2)), 40 - 14, 40 * 41 // 2)})
 
 
-PROGRAMS = {"strata10": ProgramWorkload("strata10", STRATA10, "summary", strata10_expected(), 0)}
+# Four mutually recursive relations whose rules join up to five atoms on the same
+# variable, as Soufflé's own test programs and program analyses do: a value climbs from a
+# to d in four rounds, then the next value starts. Every join is on the relations' bucket
+# column, so a round needs no shuffle but the new tuples' own (translate._scan keeps the
+# rows' placement through a chain of such joins).
+MUTUAL4 = """\
+.decl n(x:number)
+n(0).
+n(x + 1) :- n(x), x < 25.
+
+.decl a(x:number)
+.decl b(x:number)
+.decl c(x:number)
+.decl d(x:number)
+a(0).
+b(x) :- a(x), n(x).
+c(x) :- b(x), a(x), n(x).
+d(x) :- c(x), b(x), a(x), n(x).
+a(y) :- d(x), c(x), b(x), a(x), n(x), y = x + 1, n(y).
+
+.decl summary(c:number, s:number)
+.output summary
+summary(c, s) :- c = count : d(_), s = sum x : d(x).
+"""
+
+PROGRAMS = {"strata10": ProgramWorkload("strata10", STRATA10, "summary", strata10_expected(), 0),
+            "mutual4": ProgramWorkload("mutual4", MUTUAL4, "summary",
+                                       frozenset({(26, sum(range(26)))}), 1)}
