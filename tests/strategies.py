@@ -12,7 +12,11 @@ strategy. What a program may contain:
   arguments are variables (repeated ones too), constants, wildcards or expressions;
 - binding equalities (``s9 = substr(s0, x0, 2)``, ``x9 = strlen(s0)``, ``f9 = to_float(x0)``),
   comparisons of every type (symbols too), negated atoms with constants and expressions,
-  aggregates (count, sum, min, max, mean) over lower strata, expressions in heads.
+  aggregates (count, sum, min, max, mean) over lower strata, expressions in heads;
+- from a second random stream (``Gen.extras``), so older seeds keep their programs:
+  ``match`` constraints (POSIX classes, patterns from the data, an invalid pattern),
+  ``range`` generators binding or testing a variable or inside a count/sum/min/max, and
+  symbol concatenation with ``+``.
 
 Every program is stratified (negation and aggregates only look at lower strata), grounded
 (expressions only use variables that a positive atom or a binding equality binds) and
@@ -45,6 +49,10 @@ LETTER = {"number": "x", "unsigned": "u", "float": "f", "symbol": "s"}
 NUMBERS = (-1, 0, 1, 2, 3, 4, 5)
 FLOATS = (-1.5, -0.5, 0.0, 0.25, 1.0, 2.5, 3.0)
 SYMBOLS = ("", "a", "b", "ab", "ba", "abc", "hello", "x y")
+# match patterns (Soufflé's std::regex, whole-string): classes, POSIX classes, groups,
+# and one that is not a regex at all (matches nothing, as Soufflé warns and goes on)
+PATTERNS = ("a.*", ".*b", "[ab]*", "[[:alpha:]]+", "[[:alpha:] ]*", "(a|b)c?", "x y", "",
+            "[[:digit:]]*", "h.l+o", "(", "[^a]*")
 BOUND = 8
 MAX_LEN = 4
 
@@ -100,6 +108,10 @@ class Gen:
 
     def __init__(self, rng: random.Random, prefix: str = "") -> None:
         self.rng, self.prefix = rng, prefix
+        # a second stream for the forms added later (match, range, symbol +): drawn from
+        # the main stream's state without consuming it, so a seed still draws the program
+        # it always drew, with those forms added to it
+        self.extra = random.Random(hash(rng.getstate()[1]))
 
     def place_rows(self, rel, rows: set[tuple], facts: dict[str, set[tuple]],
                    clauses: list[Clause], directives: list[Directive]) -> None:
@@ -170,7 +182,10 @@ class Gen:
             return Call("to_float", (sub("number"),))
         form = rng.choice(("cat", "cat", "substr", "substr", "to_string"))
         if form == "cat":
-            return Call("cat", tuple(sub("symbol") for _ in range(rng.choice((2, 2, 3)))))
+            parts = tuple(sub("symbol") for _ in range(rng.choice((2, 2, 3))))
+            if len(parts) == 2 and self.extra.random() < 0.3:
+                return BinOp("+", *parts)  # Soufflé's symbol concatenation
+            return Call("cat", parts)
         if form == "substr":
             index = leaf("number") if self.chance(0.6) else Number(rng.randint(0, 3))
             length = leaf("number") if self.chance(0.3) else Number(rng.randint(0, 3))
@@ -341,7 +356,49 @@ class Gen:
                 body += self.bounded(term, kind)
             args.append(term)
         rng.shuffle(body)
+        for literal in self.extras(scope):
+            body.insert(self.extra.randint(0, len(body)), literal)
         return Clause(Atom(head.name, tuple(args)), tuple(body))
+
+    def extras(self, scope: Scope) -> list[Literal]:
+        """Forms drawn from the second stream: ``match`` constraints (POSIX classes,
+        patterns from the data, an invalid pattern that matches nothing) and ``range``
+        generators (binding a fresh variable, testing a bound one, inside an aggregate)."""
+        extra, found = self.extra, []
+        symbols, numbers = scope.bound["symbol"], scope.bound["number"]
+        if symbols and extra.random() < 0.08:
+            pattern = (Var(extra.choice(symbols)) if extra.random() < 0.25
+                       else String(extra.choice(PATTERNS)))
+            found.append(Constraint("match", (pattern, Var(extra.choice(symbols))),
+                                    negated=extra.random() < 0.3))
+        if extra.random() < 0.06:
+            values = self.range_call(numbers)
+            if numbers and extra.random() < 0.5:  # a test of a bound variable
+                found.append(Comparison("=", Var(extra.choice(numbers)), values))
+            else:  # a fresh variable bound to each value, then compared
+                name = f"xr{len(found)}"
+                found.append(Comparison("=", Var(name), values))
+                other = Var(extra.choice(numbers)) if numbers else Number(extra.choice(NUMBERS))
+                found.append(Comparison(extra.choice(("<", ">=", "!=")), Var(name), other))
+        if numbers and extra.random() < 0.04:  # Soufflé's count/sum over a range
+            inner = Var(f"xi{len(found)}")
+            func = extra.choice(("count", "sum", "min", "max"))
+            aggregate = Aggregate(func, None if func == "count" else inner,
+                                  (Comparison("=", inner, self.range_call(numbers)),))
+            found.append(Comparison(extra.choice(("=", "<=", ">")),
+                                    Var(extra.choice(numbers)), aggregate))
+        return found
+
+    def range_call(self, numbers: list[str]) -> Call:
+        """``range(a, b[, step])`` over constants or a bound variable and a small span."""
+        extra = self.extra
+        if numbers and extra.random() < 0.6:
+            start: Term = Var(extra.choice(numbers))
+            end: Term = BinOp(extra.choice(("+", "-")), start, Number(extra.randint(0, 4)))
+        else:
+            start, end = Number(extra.choice(NUMBERS)), Number(extra.choice(NUMBERS))
+        step = () if extra.random() < 0.6 else (Number(extra.choice((1, 2, -1, -2, 0))),)
+        return Call("range", (start, end, *step))
 
     def fact(self, rel: Rel, expressions: bool = True) -> Clause:
         """A fact of ``rel``; sometimes with constant arithmetic (``r(1 + 2).``)."""
@@ -917,6 +974,8 @@ class LatticeGen(Gen):
             else:
                 args.append(self.expr(scope, kind, False))
         rng.shuffle(body)
+        for literal in self.extras(scope):
+            body.insert(self.extra.randint(0, len(body)), literal)
         return Clause(Atom(head.name, tuple(args)), tuple(body))
 
     def total_group(self, start: int, lats: list[Lat]) -> tuple[list[Rel], list[Clause]]:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import sys
 from pathlib import Path
 
@@ -379,9 +381,13 @@ def _features(program) -> set[str]:
         found.add(f"arity{decl.arity}")
         found |= {a.type for a in decl.attributes}
     for needle, name in (("substr(s", "substr of a variable"), ('< "', "symbol comparison"),
-                         ("cat(", "cat"), ("strlen(s", "strlen of a variable")):
+                         ("cat(", "cat"), ("strlen(s", "strlen of a variable"),
+                         ("match(", "match"), ("range(", "range"),
+                         (": { xi", "range in an aggregate")):
         if needle in text:
             found.add(name)
+    if re.search(r'(\bs\d+|"[^"]*") \+ ', text):
+        found.add("symbol +")
     return found
 
 
@@ -395,7 +401,8 @@ def test_generator_draws_every_feature_over_a_few_hundred_seeds():
               "float", "symbol", "count", "sum", "min", "max", "mean", "mutual recursion",
               "delta joined with two atoms of one relation", "expression in a negated atom",
               "expression in a head", "constant in a head", "arithmetic in a fact",
-              "substr of a variable", "cat", "strlen of a variable"}
+              "substr of a variable", "cat", "strlen of a variable", "match", "range",
+              "range in an aggregate", "symbol +"}
     assert wanted <= found, wanted - found
 
 
