@@ -77,6 +77,29 @@ def test_type_aliases_and_subtypes_resolve_to_primitives():
     assert checked.kinds["e"] == ("number", "symbol")
 
 
+def test_union_and_equivalence_types_in_any_order_as_in_souffle():
+    # Soufflé's tests/evaluation/subtype2: a union of aliases declared after it, bare
+    # `.type E` (Soufflé 1.x: a symbol type)
+    checked = check(parse(".type A = B | BA\n.type B = C\n.type C\n.type BA <: C\n"
+                          ".type U = N | M\n.type N <: number\n.type M = number\n"
+                          ".decl r(a:A, u:U)\n"))
+    assert checked.kinds["r"] == ("symbol", "number")
+
+
+@pytest.mark.parametrize("types, message", [
+    (".type A = B | C\n.type B <: number\n.type C <: symbol",
+     "1:1 union type A mixes primitive types (B is number, C is symbol)"),
+    (".type A = B\n.type B = A", "1:1 type A is defined in terms of itself"),
+    (".type A = B | Nope\n.type B <: number", "1:1 unknown type Nope"),
+    (".type A <: number\n.type A <: symbol", "2:1 type A is declared twice"),
+])
+def test_type_declaration_errors(types, message):
+    with pytest.raises(CheckError) as err:
+        check(parse(types + "\n.decl r(a:number)\n", "c.dl"))
+    found = [f"{d.span.line}:{d.span.col} {d.message}" for d in err.value.diagnostics]
+    assert message in found, found
+
+
 def test_strata_are_in_dependency_order():
     checked = check(parse(DECLS + "p(x) :- edge(x, _).\nq(x) :- p(x), !edge(x, x).\n"
                           "p(y) :- p(x), edge(x, y).\n"))

@@ -11,7 +11,7 @@ from sparklog.errors import ParseError
 from sparklog.syntax import nodes as n
 from sparklog.syntax.fold import fact
 from sparklog.syntax.parser import parse, parse_file
-from sparklog.syntax.printer import print_program
+from sparklog.syntax.printer import print_type, print_program
 from tests.strategies import programs
 
 
@@ -189,6 +189,14 @@ def test_qualifiers_souffle_1_declarations_and_pragmas():
         [("S", "symbol", True), ("N", "number", True)]
     assert {(d.kind, d.relation) for d in p.directives} == \
         {("output", "r"), ("input", "q"), ("printsize", "q")}
+
+
+def test_union_and_bare_type_declarations_parse_and_print():
+    p = parse(".type A = B | C | D\n.type E\ne(1).")
+    assert [(t.name, t.members, t.subtype) for t in p.types] == \
+        [("A", ("B", "C", "D"), False), ("E", (), True)]
+    assert print_type(p.types[0]) == ".type A = B | C | D"
+    assert print_type(p.types[1]) == ".type E <: symbol"
 
 
 @pytest.mark.parametrize("text, where, message", [

@@ -120,15 +120,46 @@ def _check_pragma(d: n.Directive, rep: Reporter) -> None:
                   'first="(l + 1) / 2")')
 
 
-def _resolve_declarations(program: n.Program, rep: Reporter) -> dict[str, tuple[str, ...]]:
-    types: dict[str, str] = {t: t for t in n.PRIMITIVE_TYPES}
-    for t in program.types:  # in order; a type may build on an earlier one
-        if t.name in types:
+def _primitive_types(program: n.Program, rep: Reporter) -> dict[str, str]:
+    """Each type's primitive type. Types may be declared in any order, as in Soufflé; a
+    union's members must all have the same one."""
+    declared: dict[str, n.TypeDecl] = {}
+    for t in program.types:
+        if t.name in declared or t.name in n.PRIMITIVE_TYPES:
             rep.error(t.span, f"type {t.name} is declared twice")
-        elif t.base not in types:
-            rep.error(t.span, f"unknown type {t.base}")
         else:
-            types[t.name] = types[t.base]
+            declared[t.name] = t
+    types: dict[str, str] = {t: t for t in n.PRIMITIVE_TYPES}
+
+    def resolve(name: str, path: tuple[str, ...]) -> str | None:
+        if name in types:
+            return types[name]
+        t = declared[name]
+        if name in path:
+            rep.error(t.span, f"type {name} is defined in terms of itself")
+            return None
+        found = []
+        for member in t.members or (t.base,):
+            if member not in types and member not in declared:
+                rep.error(t.span, f"unknown type {member}")
+                return None
+            found.append(resolve(member, (*path, name)))
+        if None in found:
+            return None
+        if len(set(found)) > 1:
+            mixed = ", ".join(f"{m} is {p}" for m, p in zip(t.members, found))
+            rep.error(t.span, f"union type {name} mixes primitive types ({mixed})")
+            return None
+        types[name] = found[0]
+        return found[0]
+
+    for name in declared:
+        resolve(name, ())
+    return types
+
+
+def _resolve_declarations(program: n.Program, rep: Reporter) -> dict[str, tuple[str, ...]]:
+    types = _primitive_types(program, rep)
     lattices = _lattice_types(program, types, rep)
     kinds: dict[str, tuple[str, ...]] = {}
     for d in program.decls:

@@ -21,12 +21,15 @@ PRIMITIVE_TYPES = ("number", "unsigned", "float", "symbol")
 
 @dataclass(frozen=True)
 class TypeDecl:
-    """``.type Name <: base`` (subtype) or ``.type Name = base`` (alias)."""
+    """``.type Name <: base`` (subtype), ``.type Name = base`` (alias) or ``.type Name =
+    A | B`` (union: ``members``, each resolving to the same primitive type; ``base`` is
+    the first)."""
 
     name: str
     base: str
     subtype: bool
     span: Span = field(default=NOWHERE, compare=False)
+    members: tuple[str, ...] = ()
 
 
 # ---------------------------------------------------------------------------------------

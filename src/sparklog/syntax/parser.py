@@ -125,6 +125,15 @@ class _Builder(Transformer):
         return n.TypeDecl(str(items[0]), str(items[2]), False, self._span(meta))
 
     @v_args(meta=True)
+    def union(self, meta, items):
+        members = tuple(str(i) for i in items[2:])
+        return n.TypeDecl(str(items[0]), members[0], False, self._span(meta), members)
+
+    @v_args(meta=True)
+    def opaque_type(self, meta, items):
+        return n.TypeDecl(str(items[0]), "symbol", True, self._span(meta))
+
+    @v_args(meta=True)
     def attribute(self, meta, items):
         return n.Attribute(str(items[0]), str(items[1]), self._span(meta), items[2] is not None)
 

@@ -111,8 +111,9 @@ def print_clause(clause: Clause) -> str:
 
 
 def print_type(decl: TypeDecl) -> str:
-    """``.type T <: number`` or ``.type T = symbol``."""
-    return f".type {decl.name} {'<:' if decl.subtype else '='} {decl.base}"
+    """``.type T <: number``, ``.type T = symbol`` or ``.type T = A | B``."""
+    base = " | ".join(decl.members) if decl.members else decl.base
+    return f".type {decl.name} {'<:' if decl.subtype else '='} {base}"
 
 
 def print_decl(decl: Decl) -> str:
