@@ -36,6 +36,8 @@ def errors(body: str) -> list[str]:
     (".printsize p\n.printsize p", "6:12 redefinition of .printsize for p"),
     ("p(x) :- x = sum v : edge(x, v).", "5:3 ungrounded variable x (in the head)"),
     ("p(x).", "5:3 a fact's arguments must be constants"),
+    ("p(autoinc()) :- edge(_, _).", "5:3 autoinc() numbers tuples in Soufflé's evaluation "
+     "order, which a distributed engine does not have: not supported"),
     # inside an aggregate's body: the same checks, reported once
     ("p(n) :- n = count : { i = nofunctor(0, 3) }.", "5:27 unknown functor nofunctor"),
     ('p(n) :- n = count : { edge(x, _), name(y), x < y }.',

@@ -225,3 +225,12 @@ def test_qualifier_errors_name_the_place(text, where, message):
 def test_plan_hints_are_read_and_dropped():
     p = parse(".decl a(x:number)\na(x) :- a(x), a(x). .plan 0:(2,1), 1:(1,2)\na(1).")
     assert len(p.clauses) == 2 and not p.directives
+
+
+def test_souffle_casts_and_variadic_min_max():
+    from tests.reference import evaluate
+
+    p = parse(".type Id <: number\n.decl r(x:Id)\nr(1). r(5).\n.decl s(x:number, m:number)\n"
+              "s(as(x, number), max(x, 3, 2 * x)) :- r(x).\n"
+              "s(0, min(4, 2, 7, 3)).")
+    assert evaluate(p)["s"] == {(1, 3), (5, 10), (0, 2)}

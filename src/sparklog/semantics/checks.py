@@ -393,6 +393,10 @@ class _Types:
             self.rep.error(call.span, f"user functor {call.name}: user functors are supported "
                            "as a .lattice's Lub or Glb only (Engine.functor)")
             return None
+        if call.name == "autoinc":
+            self.rep.error(call.span, "autoinc() numbers tuples in Soufflé's evaluation "
+                           "order, which a distributed engine does not have: not supported")
+            return None
         if call.name not in n.FUNCTORS:
             self.rep.error(call.span, f"unknown functor {call.name}")
             return None

@@ -309,8 +309,18 @@ class _Builder(Transformer):
 
     @v_args(meta=True)
     def call(self, meta, items):
-        args = tuple(a for a in items[1:] if a is not None)
-        return n.Call(str(items[0]), args, self._span(meta))
+        name, args, span = str(items[0]), tuple(a for a in items[1:] if a is not None), \
+            self._span(meta)
+        if name == "as" and len(args) == 2 and isinstance(args[1], n.Var):
+            # Soufflé's type cast: a statement about the type, the value is unchanged (the
+            # checks then see the value's own primitive type)
+            return args[0]
+        if name in ("min", "max") and len(args) > 2:  # variadic in Soufflé: folded
+            folded = n.Call(name, args[:2], span)
+            for arg in args[2:]:
+                folded = n.Call(name, (folded, arg), span)
+            return folded
+        return n.Call(name, args, span)
 
     def aggregate_body(self, items):
         body = items[0]
