@@ -11,7 +11,7 @@ from sparklog.errors import ParseError
 from sparklog.syntax import nodes as n
 from sparklog.syntax.fold import fact
 from sparklog.syntax.parser import parse, parse_file
-from sparklog.syntax.printer import print_type, print_program
+from sparklog.syntax.printer import print_clause, print_program, print_type
 from tests.strategies import programs
 
 
@@ -234,3 +234,41 @@ def test_souffle_casts_and_variadic_min_max():
               "s(as(x, number), max(x, 3, 2 * x)) :- r(x).\n"
               "s(0, min(4, 2, 7, 3)).")
     assert evaluate(p)["s"] == {(1, 3), (5, 10), (0, 2)}
+
+
+def test_the_c_preprocessor_runs_as_in_souffle(tmp_path):
+    """#include (next to the including file), #define with and without arguments, #ifdef;
+    every span names the file and line the user wrote."""
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "lib" / "edges.dl").write_text(".decl edge(x:number, y:number)\n"
+                                              "edge(1, 2). edge(2, 3).\n")
+    main = tmp_path / "main.dl"
+    main.write_text('// a program\n#include "lib/edges.dl"\n#define LIMIT 10\n'
+                    "#define STEP(a, b) edge(a, b)\n.decl tc(x:number, y:number)\n"
+                    "tc(x, y) :- STEP(x, y), y < LIMIT.\n#ifdef NEVER\ntc(0, 0).\n#endif\n"
+                    "tc(x, z) :- tc(x, y), STEP(y, z).\n")
+    program = parse_file(main)
+    assert [print_clause(c) for c in program.clauses if c.head.relation == "tc"] == \
+        ["tc(x, y) :- edge(x, y), y < 10.", "tc(x, z) :- tc(x, y), edge(y, z)."]
+    assert [(c.span.file.endswith("edges.dl"), c.span.line) for c in program.clauses] == \
+        [(True, 2), (True, 2), (False, 6), (False, 10)]
+    assert program.source_map()[str(main)].startswith("// a program")
+
+
+def test_preprocessor_and_later_errors_name_the_written_place(tmp_path):
+    (tmp_path / "inc.dl").write_text(".decl r(x:number)\nr(x) :- r(y), x = y + \"a\".\n")
+    main = tmp_path / "main.dl"
+    main.write_text('#include "inc.dl"\n#include "gone.dl"\n#error not yet\n')
+    with pytest.raises(ParseError) as err:
+        parse_file(main)
+    assert [f"{d.span.line} {d.message}" for d in err.value.diagnostics] == \
+        ["2 cannot find the included file gone.dl", "3 #error not yet"]
+    main.write_text('#include "inc.dl"\n.decl q(x:number)\nq(1) :- nope(1).\n')
+    from sparklog.errors import CheckError
+    from sparklog.semantics.checks import check
+    with pytest.raises(CheckError) as err:
+        check(parse_file(main))
+    rendered = err.value.render()
+    assert f"{tmp_path / 'inc.dl'}:2:23: error: type mismatch" in rendered
+    assert 'r(x) :- r(y), x = y + "a".' in rendered  # the included file's own line
+    assert f"{main}:3:9: error: undeclared relation nope" in rendered

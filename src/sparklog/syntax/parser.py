@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+from dataclasses import replace
 from functools import lru_cache
 from importlib.resources import files
 from pathlib import Path
@@ -14,6 +15,7 @@ from sparklog.errors import Diagnostic, ParseError, Span
 from sparklog.syntax import nodes as n
 from sparklog.syntax.diagnose import diagnose
 from sparklog.syntax.fold import fact
+from sparklog.syntax.preprocess import has_directives, preprocess
 
 _ESCAPES = {'"': '"', "\\": "\\", "n": "\n", "t": "\t", "r": "\r", "'": "'", "0": "\0"}
 _INT64_MIN, _UINT64_MAX = -(2**63), 2**64 - 1
@@ -40,11 +42,23 @@ def _terminals() -> dict[str, str]:
 
 
 def parse(text: str, file: str = "<program>") -> n.Program:
-    """Parse program text into a :class:`~sparklog.syntax.nodes.Program`.
+    """Parse program text into a :class:`~sparklog.syntax.nodes.Program`, through the C
+    preprocessor if it has a directive (syntax/preprocess.py), as Soufflé does.
 
     >>> parse('.decl e(x:number, y:number)\\ne(1, 2).').clauses[0].head.args[0].value
     1
     """
+    if not has_directives(text):
+        return _parse(text, file)
+    pre = preprocess(text, file)
+    try:
+        program = _parse(pre.text, file)
+    except ParseError as exc:
+        raise ParseError(pre.placed(tuple(exc.diagnostics)), pre.sources) from None
+    return replace(pre.placed(program), sources=tuple(pre.sources.items()))
+
+
+def _parse(text: str, file: str) -> n.Program:
     try:
         tree = _parser().parse(text)
     except lark.exceptions.UnexpectedInput as exc:
