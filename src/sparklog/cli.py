@@ -141,6 +141,7 @@ def _parser() -> argparse.ArgumentParser:
 
     run = sub.add_parser("run", help="evaluate a program")
     run.add_argument("program", type=Path)
+    _preprocessor_options(run)
     run.add_argument("-F", "--facts", type=Path, default=Path("."), help="input facts directory")
     run.add_argument("-D", "--output", default=".", help="output directory, or - for stdout")
     _spark_options(run)
@@ -218,10 +219,12 @@ def _parser() -> argparse.ArgumentParser:
 
     chk = sub.add_parser("check", help="report problems in a program; run nothing")
     chk.add_argument("program", type=Path)
+    _preprocessor_options(chk)
     chk.set_defaults(func=_check)
 
     exp = sub.add_parser("explain", help="show strata, the RA plan and Spark's plan")
     exp.add_argument("program", type=Path)
+    _preprocessor_options(exp)
     exp.add_argument("--show", default="strategies,strata,ir,spark-plan",
                      help="comma-separated: ast, strategies, strata, ir, spark-plan")
     exp.add_argument("-F", "--facts", type=Path, default=None)
@@ -275,14 +278,25 @@ def _conf(pairs: list[str]) -> dict[str, str]:
     return out
 
 
-def _program(path: Path):
+def _preprocessor_options(p: argparse.ArgumentParser) -> None:
+    """Soufflé's flags for the C preprocessor it runs over the program."""
+    p.add_argument("-I", "--include-dir", dest="include_dirs", action="append", default=[],
+                   type=Path, metavar="DIR", help="where #include looks after the "
+                   "including file's folder (may repeat)")
+    p.add_argument("-M", "--macro", dest="macros", action="append", default=[],
+                   metavar="NAME[=VALUE]", help="a macro for the preprocessor, as "
+                   "#define NAME VALUE (may repeat)")
+
+
+def _program(args):
     from sparklog.engine import Program
 
-    return Program.from_file(path)  # a file that is not UTF-8: a ParseError at its byte
+    # a file that is not UTF-8: a ParseError at its byte
+    return Program.from_file(args.program, include_dirs=args.include_dirs, macros=args.macros)
 
 
 def _check(args) -> int:
-    program = _program(args.program)
+    program = _program(args)
     print(f"{args.program}: ok ({len(program.plan.strata)} strata, "
           f"{sum(len(s.preamble) + len(s.loop) for s in program.plan.strata)} kernels)")
     return 0
@@ -294,7 +308,7 @@ def _explain(args) -> int:
 
     conf = _conf(args.conf)
     session.check_master(conf.get("spark.master", args.master))
-    program = _program(args.program)
+    program = _program(args)
     show = {s.strip() for s in args.show.split(",")}
     engine = None
     # Spark runs for the iteration plan, and for what --strategy auto measures of the facts
@@ -341,7 +355,7 @@ def _run(args) -> int:
         raise UsageError("--max-iterations must be at least 1")
     if args.stall_timeout < 0:
         raise UsageError("--stall-timeout must be at least 0")
-    program = _program(args.program)
+    program = _program(args)
     _check_paths(program, args)
     for choice in program.rewritten(args.strategy)[1]:  # what only a pragma asks for
         if choice.strategy == "doubling-arity":

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -80,8 +80,11 @@ class Program:
         return cls(parse(text, file))
 
     @classmethod
-    def from_file(cls, path: str | Path) -> Program:
-        return cls(parse_file(path))
+    def from_file(cls, path: str | Path, include_dirs: Sequence[str | Path] = (),
+                  macros: Sequence[str] = ()) -> Program:
+        """The program of a file; ``include_dirs`` and ``macros`` (``NAME`` or
+        ``NAME=VALUE``) are for the C preprocessor, as Soufflé's -I and -M."""
+        return cls(parse_file(path, include_dirs, macros))
 
     @property
     def sources(self) -> dict[str, str]:

@@ -75,6 +75,17 @@ def test_a_program_that_is_not_utf8_is_reported_at_its_first_bad_byte(tmp_path, 
     assert "not UTF-8" in err
 
 
+def test_preprocessor_flags_and_an_include_not_found(tmp_path, capsys):
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "lib" / "e.dl").write_text(".decl e(x:number)\ne(1).\n")
+    (tmp_path / "p.dl").write_text('#include "e.dl"\n.decl c(x:number)\nc(x) :- e(x), x < N.\n')
+    code, err = run(capsys, "check", str(tmp_path / "p.dl"))
+    assert code == 1
+    assert first_line(err) == f"{tmp_path / 'p.dl'}:1:1: error: cannot find the included file e.dl"
+    code = main(["check", str(tmp_path / "p.dl"), "-I", str(tmp_path / "lib"), "-M", "N=2"])
+    assert code == 0 and capsys.readouterr().out.endswith("ok (2 strata, 1 kernels)\n")
+
+
 def test_a_directory_as_program(tmp_path, capsys):
     code, err = run(capsys, "check", str(tmp_path))
     assert code == 1 and first_line(err).startswith(f"error: cannot read program {tmp_path}")

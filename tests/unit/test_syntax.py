@@ -272,3 +272,18 @@ def test_preprocessor_and_later_errors_name_the_written_place(tmp_path):
     assert f"{tmp_path / 'inc.dl'}:2:23: error: type mismatch" in rendered
     assert 'r(x) :- r(y), x = y + "a".' in rendered  # the included file's own line
     assert f"{main}:3:9: error: undeclared relation nope" in rendered
+
+
+def test_include_dirs_and_macros_as_soufflés_minus_i_and_minus_m(tmp_path):
+    (tmp_path / "shared").mkdir()
+    (tmp_path / "shared" / "e.dl").write_text(".decl edge(x:number, y:number)\nedge(1, 2).\n")
+    main = tmp_path / "m.dl"
+    main.write_text('#include "e.dl"\n.decl c(x:number)\nc(y) :- edge(_, y), y < LIMIT.\n'
+                    "#ifdef TWICE\nc(y * 2) :- edge(_, y).\n#endif\n")
+    program = parse_file(main, include_dirs=[tmp_path / "shared"], macros=["LIMIT=10", "TWICE"])
+    assert [print_clause(c) for c in program.clauses][1:] == \
+        ["c(y) :- edge(_, y), y < 10.", "c((y * 2)) :- edge(_, y)."]
+    # a macro without a directive in the program: preprocessed all the same
+    plain = tmp_path / "p.dl"
+    plain.write_text(".decl c(x:number)\nc(LIMIT).\n")
+    assert print_clause(parse_file(plain, macros=["LIMIT=3"]).clauses[0]) == "c(3)."

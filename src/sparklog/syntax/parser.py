@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+from collections.abc import Sequence
 from dataclasses import replace
 from functools import lru_cache
 from importlib.resources import files
@@ -41,16 +42,17 @@ def _terminals() -> dict[str, str]:
             if isinstance(t.pattern, lark.lexer.PatternStr)}
 
 
-def parse(text: str, file: str = "<program>") -> n.Program:
+def parse(text: str, file: str = "<program>", include_dirs: Sequence[str | Path] = (),
+          macros: Sequence[str] = ()) -> n.Program:
     """Parse program text into a :class:`~sparklog.syntax.nodes.Program`, through the C
     preprocessor if it has a directive (syntax/preprocess.py), as Soufflé does.
 
     >>> parse('.decl e(x:number, y:number)\\ne(1, 2).').clauses[0].head.args[0].value
     1
     """
-    if not has_directives(text):
+    if not has_directives(text) and not macros:
         return _parse(text, file)
-    pre = preprocess(text, file)
+    pre = preprocess(text, file, include_dirs, macros)
     try:
         program = _parse(pre.text, file)
     except ParseError as exc:
@@ -72,7 +74,8 @@ def _parse(text: str, file: str) -> n.Program:
     return _assemble(items, file, text)
 
 
-def parse_file(path: str | Path) -> n.Program:
+def parse_file(path: str | Path, include_dirs: Sequence[str | Path] = (),
+               macros: Sequence[str] = ()) -> n.Program:
     """Parse a program file; diagnostics name the path as given."""
     path = Path(path)
     try:
@@ -87,7 +90,8 @@ def parse_file(path: str | Path) -> n.Program:
         col = len(data[data.rfind(b"\n", 0, at) + 1:at].decode("utf-8", "replace")) + 1
         raise ParseError(Diagnostic(Span(str(path), line, col), f"byte 0x{data[at]:02x} is not "
                                     "UTF-8 text (programs are read as UTF-8)")) from None
-    return parse(text.replace("\r\n", "\n").replace("\r", "\n"), str(path))  # as read_text
+    return parse(text.replace("\r\n", "\n").replace("\r", "\n"), str(path),  # as read_text
+                 include_dirs, macros)
 
 
 def _unescape(raw: str, span: Span) -> str:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import io
 import os
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, fields, is_dataclass, replace
 from typing import Any
 
@@ -101,12 +102,19 @@ class _Preprocessor(pcpp.Preprocessor):
         return True  # removed from the output
 
 
-def preprocess(text: str, file: str) -> Preprocessed:
+def preprocess(text: str, file: str, include_dirs: Sequence[str | os.PathLike] = (),
+               macros: Sequence[str] = ()) -> Preprocessed:
     """Run the C preprocessor over a program's text; ``#include "f"`` is looked up next
-    to the file that includes it. Raises ParseError for the preprocessor's errors."""
+    to the file that includes it, then in ``include_dirs``; ``macros`` are ``NAME`` or
+    ``NAME=VALUE`` (Soufflé's -M). Raises ParseError for the preprocessor's errors."""
     given = os.path.abspath(file)
     name = lambda f: file if os.path.abspath(f) == given else f  # noqa: E731
     pre = _Preprocessor(name)
+    for folder in include_dirs:
+        pre.add_path(str(folder))
+    for macro in macros:
+        key, given, value = macro.partition("=")
+        pre.define(f"{key} {value if given else '1'}")  # -M NAME is 1, as cpp's -D
     pre.parse(text, source=file)
     out = io.StringIO()
     pre.write(out)
