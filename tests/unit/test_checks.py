@@ -125,3 +125,11 @@ def test_plus_of_two_symbols_is_their_concatenation():
                                                 n.Var("x")))
     assert errors('name(s) :- name(x), s = x + 1.') == \
         ["5:25 type mismatch: operator + on a symbol"]
+
+
+def test_a_failed_type_is_reported_once_not_again_where_it_is_used():
+    with pytest.raises(CheckError) as err:
+        check(parse(".type A = B\n.type B = A\n.type C = Nope\n.type D = C\n.decl r(x:D)\n",
+                    "c.dl"))
+    assert [f"{d.span.line} {d.message}" for d in err.value.diagnostics] == \
+        ["1 type A is defined in terms of itself", "3 unknown type Nope"]

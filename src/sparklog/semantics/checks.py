@@ -130,25 +130,30 @@ def _primitive_types(program: n.Program, rep: Reporter) -> dict[str, str]:
         else:
             declared[t.name] = t
     types: dict[str, str] = {t: t for t in n.PRIMITIVE_TYPES}
+    failed: set[str] = set()  # reported once, not again from each type built on it
 
     def resolve(name: str, path: tuple[str, ...]) -> str | None:
-        if name in types:
-            return types[name]
+        if name in types or name in failed:
+            return types.get(name)
         t = declared[name]
         if name in path:
             rep.error(t.span, f"type {name} is defined in terms of itself")
+            failed.add(name)
             return None
         found = []
         for member in t.members or (t.base,):
             if member not in types and member not in declared:
                 rep.error(t.span, f"unknown type {member}")
-                return None
-            found.append(resolve(member, (*path, name)))
+                found.append(None)
+            else:
+                found.append(resolve(member, (*path, name)))
         if None in found:
+            failed.add(name)
             return None
         if len(set(found)) > 1:
             mixed = ", ".join(f"{m} is {p}" for m, p in zip(t.members, found))
             rep.error(t.span, f"union type {name} mixes primitive types ({mixed})")
+            failed.add(name)
             return None
         types[name] = found[0]
         return found[0]
@@ -160,6 +165,7 @@ def _primitive_types(program: n.Program, rep: Reporter) -> dict[str, str]:
 
 def _resolve_declarations(program: n.Program, rep: Reporter) -> dict[str, tuple[str, ...]]:
     types = _primitive_types(program, rep)
+    declared = {t.name for t in program.types}  # a type whose definition failed: said there
     lattices = _lattice_types(program, types, rep)
     kinds: dict[str, tuple[str, ...]] = {}
     for d in program.decls:
@@ -171,7 +177,7 @@ def _resolve_declarations(program: n.Program, rep: Reporter) -> dict[str, tuple[
             if a.lattice and a.type not in lattices:
                 rep.error(a.span, f"{a.type}<> of attribute {a.name} is not a lattice: declare "
                           f".lattice {a.type}<> {{ Bottom -> .., Lub(x, y) -> .. }}")
-            elif a.type not in types and not a.lattice:
+            elif a.type not in types and a.type not in declared and not a.lattice:
                 rep.error(a.span, f"unknown type {a.type} of attribute {a.name}")
             if names.count(a.name) > 1:
                 rep.error(a.span, f"attribute {a.name} appears twice in {d.name}")
