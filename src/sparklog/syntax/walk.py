@@ -72,8 +72,9 @@ def aggregates(lit: n.Literal) -> list[n.Aggregate]:
 def map_terms(node, fn: Callable[[n.Term], n.Term]):
     """``node`` (a clause, literal or term) with ``fn`` applied to every term inside it,
     the innermost first, inside aggregate bodies too."""
-    if isinstance(node, tuple):
-        return tuple(map_terms(x, fn) for x in node)
+    if isinstance(node, tuple):  # the same tuple when nothing in it changed
+        mapped = tuple(map_terms(x, fn) for x in node)
+        return node if all(a is b for a, b in zip(mapped, node)) else mapped
     if not dataclasses.is_dataclass(node) or isinstance(node, type):
         return node
     changes = {}
