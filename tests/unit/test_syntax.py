@@ -236,6 +236,29 @@ def test_souffle_casts_and_variadic_min_max():
     assert evaluate(p)["s"] == {(1, 3), (5, 10), (0, 2)}
 
 
+def test_negation_of_constraints_and_groups_as_in_souffle():
+    """`!` before a comparison takes its complement, before a group the normal form of its
+    negation (De Morgan), `!!a` is `a`: each rule's answer worked out by hand."""
+    from tests.reference import evaluate
+
+    p = parse(".decl a(x:number)\n.decl b(x:number)\na(1). a(2). a(3). a(4). b(2). b(4).\n"
+              ".decl c1(x:number)\n.decl c2(x:number)\n.decl c3(x:number)\n"
+              ".decl c4(x:number)\n.decl c5(x:number)\n"
+              "c1(x) :- a(x), !(x = 2), !(x >= 4).\n"
+              "c2(x) :- a(x), !(b(x), x < 3 ; x = 1).\n"
+              "c3(x) :- a(x), !!b(x), !(x > 3 ; false).\n"
+              "c5(x) :- a(x), !(true).\n"
+              'c4(x) :- a(x), !(!b(x) ; !match("[[:digit:]]", to_string(x))).\n')
+    got = evaluate(p)
+    assert [lit.op for lit in p.clauses[6].body[1:]] == ["!=", "<"]
+    assert got["c1"] == {(1,), (3,)}
+    assert got["c2"] == {(3,), (4,)}  # not (b and < 3), and not 1
+    assert got["c3"] == {(2,)}
+    assert got.get("c5", set()) == set()
+    assert got["c4"] == {(2,), (4,)}
+    assert len([c for c in p.clauses if c.head.relation == "c2"]) == 2  # !b(x) ; x >= 3
+
+
 def test_the_c_preprocessor_runs_as_in_souffle(tmp_path):
     """#include (next to the including file), #define with and without arguments, #ifdef;
     every span names the file and line the user wrote."""

@@ -260,10 +260,13 @@ class _Builder(Transformer):
 
     @v_args(meta=True)
     def negation(self, meta, items):
+        # As Soufflé's RuleBody::negated: `!(A, B ; C)` is the disjunctive normal form of
+        # `(!A ; !B), !C`, each literal negated (a comparison by its complement).
         inner = items[0]
-        if isinstance(inner, n.Constraint):
-            return n.Constraint(inner.name, inner.args, True, self._span(meta))
-        return n.Negation(inner, self._span(meta))
+        if not isinstance(inner, list):
+            return [[_negated(inner, self._span(meta))]]
+        either = [[[_negated(lit, lit.span)] for lit in alt] for alt in inner]
+        return [sum(combo, []) for combo in itertools.product(*either)]
 
     @v_args(meta=True)
     def comparison(self, meta, items):
@@ -358,6 +361,25 @@ class _Builder(Transformer):
     @v_args(meta=True)
     def head_aggregate(self, meta, items):
         return n.HeadAggregate(str(items[0])[1:].lower(), items[1], self._span(meta))
+
+
+_COMPLEMENT = {"=": "!=", "!=": "=", "<": ">=", ">=": "<", ">": "<=", "<=": ">"}
+
+
+def _negated(literal: n.Literal, span: Span) -> n.Literal:
+    """The literal that holds exactly when ``literal`` does not."""
+    match literal:
+        case n.Atom():
+            return n.Negation(literal, span)
+        case n.Negation(atom=atom):
+            return atom
+        case n.Constraint():
+            return n.Constraint(literal.name, literal.args, not literal.negated, span)
+        case n.Comparison(op=op):
+            return n.Comparison(_COMPLEMENT[op], literal.left, literal.right, span)
+        case n.BoolLit(value=value):
+            return n.BoolLit(not value, span)
+    raise TypeError(literal)
 
 
 def _first_span(alternatives) -> Span:
