@@ -175,3 +175,16 @@ add(x + y + "!") :- s(x), s(y), x != y.
     expected = reference.evaluate(ast)
     assert rows(engine.run(sparklog.Program(ast))["add"]) == expected["add"] == {
         ("pre--post",), ("pre-a",), ("pre-b",), ("ab!",), ("ba!",)}
+
+
+def test_components_run_with_qualified_relation_names(engine):
+    """Instances of Soufflé components (tests/unit/test_components.py) give relations named
+    ``p.one.reach``: the engine stores and joins them like any other."""
+    from tests.unit.test_components import GRAPHS
+
+    ast = parse(GRAPHS, "graphs.dl")
+    expected = reference.evaluate(ast)
+    result = engine.run(sparklog.Program(ast))
+    for name in ("g.reach", "p.one.reach", "p.two.reach", "p.both", "out", "p.two.hop"):
+        assert rows(result[name]) == expected[name], name
+    assert expected["out"] == {(1, 2), (1, 3), (2, 3)}

@@ -107,7 +107,7 @@ def test_parse_errors_name_the_place(text, where, message):
     (".decl a(x:number)\na(1", "f.dl:2:4", "unexpected end of input; expected an operator, "
      "',' or ')'"),
     (".decl a(x:number)\n% x", "f.dl:2:1", "unexpected '%'; expected a directive, a name, "
-     "'.type', '.lattice' or '.decl'"),
+     "'.comp', '.type', '.lattice' or '.decl'"),
     (".decl a(x:number)\n.limitsize a(n=5)", "f.dl:2:1", ".limitsize is not supported"),
 ])
 def test_parse_errors_are_in_words_at_the_mistake(text, where, message):
@@ -204,8 +204,6 @@ def test_union_and_bare_type_declarations_parse_and_print():
      "an eqrel relation has two attributes of the same type"),
     (".decl e(a:number) fancy", "f.dl:1:19", "unknown qualifier 'fancy'"),
     ('.output "e"', "f.dl:1:9", ".output takes a relation name, not a string"),
-    (".comp A {\n}", "f.dl:1:1",
-     "components (.comp and .init): a Soufflé feature sparklog does not support"),
     (".decl a(x:number)\n.functor f(x:number):number", "f.dl:2:1",
      "user-defined functors (.functor): a Soufflé feature sparklog does not support"),
     (".decl a(x:number)\n.frobnicate a", "f.dl:2:1", "unknown directive .frobnicate"),

@@ -23,8 +23,8 @@ _WORDS = {"IDENT": "a name", "INT": "a number", "FLOAT": "a number", "STRING": "
           "$END": "the end of the input"}
 _SHOWN = 6
 # what sparklog reads but suggests to no one writing a program: Soufflé 1.x declarations,
-# Soufflé's join-order hints
-_UNSUGGESTED = {".symbol_type", ".number_type", ".plan"}
+# Soufflé's join-order hints, the component directives but .comp
+_UNSUGGESTED = {".symbol_type", ".number_type", ".plan", ".init", ".override"}
 
 
 def diagnose(exc: lark.exceptions.UnexpectedInput, text: str, file: str,
@@ -64,13 +64,11 @@ def diagnose(exc: lark.exceptions.UnexpectedInput, text: str, file: str,
 
 
 # Soufflé's directives that sparklog does not read, and what they are
-_SOUFFLE_ONLY = {"comp": "components (.comp and .init)", "init": "components (.comp and .init)",
-                 "override": "components (.comp and .init)",
-                 "functor": "user-defined functors (.functor)"}
+_SOUFFLE_ONLY = {"functor": "user-defined functors (.functor)"}
 
 
 _DIRECTIVES = {"decl", "type", "lattice", "input", "output", "printsize", "limitsize", "pragma",
-               "plan", "symbol_type", "number_type"}
+               "plan", "symbol_type", "number_type", "comp", "init", "override"}
 
 
 def _unsupported(text: str, pos: int) -> str | None:

@@ -13,6 +13,7 @@ import lark
 from lark import Token, Transformer, v_args
 
 from sparklog.errors import Diagnostic, ParseError, Span
+from sparklog.syntax import components as comp
 from sparklog.syntax import nodes as n
 from sparklog.syntax.diagnose import diagnose
 from sparklog.syntax.fold import fact
@@ -209,6 +210,37 @@ class _Builder(Transformer):
     def plan(self, items):
         return []
 
+    # -- components (syntax/components.py) ------------------------------------------------
+    @v_args(meta=True)
+    def comp_type(self, meta, items):
+        name, *rest = items
+        if rest and rest[0] is not None:
+            marks = (str(rest[0]), str(rest[-1]))
+            if marks != ("<", ">"):
+                raise ParseError(Diagnostic(self._span(rest[0]), "expected Name<T, ...>"),
+                                 {self.file: self.text})
+            rest = rest[1:-1]
+        args = tuple(str(t) for t in rest if t is not None)
+        return comp.CompType(str(name), args, self._span(meta))
+
+    @v_args(meta=True)
+    def component(self, meta, items):
+        types = [i for i in items if isinstance(i, comp.CompType)]
+        body = tuple(i for i in items if i is not None and not isinstance(i, comp.CompType))
+        return comp.Component(types[0], tuple(types[1:]), body, self._span(meta))
+
+    @v_args(meta=True)
+    def init(self, meta, items):
+        name = str(items[0])
+        if "." in name:
+            raise ParseError(Diagnostic(self._span(items[0]), f"instance name {name} is not "
+                                        "a plain name"), {self.file: self.text})
+        return comp.Init(name, items[2], self._span(meta))
+
+    @v_args(meta=True)
+    def override(self, meta, items):
+        return comp.Override(str(items[0]), self._span(meta))
+
     def souffle_pragma(self, items):
         """Soufflé's ``.pragma "key" "value"`` sets one of its command-line options
         (``magic-transform``, ``jobs``, ...): how Soufflé evaluates, not what a program
@@ -307,6 +339,10 @@ class _Builder(Transformer):
         return n.Wildcard(self._span(meta))
 
     def var(self, items):
+        if "." in items[0]:
+            raise ParseError(Diagnostic(self._span(items[0]), f"'{items[0]}' is not a "
+                                        "variable name (a qualified name names a relation)"),
+                             {self.file: self.text})
         return n.Var(str(items[0]), self._span(items[0]))
 
     def int_lit(self, items):
@@ -389,7 +425,7 @@ def _first_span(alternatives) -> Span:
 def _assemble(tree, file: str, text: str) -> n.Program:
     """Split the top-level items by kind and expand each rule into Horn clauses."""
     types, decls, clauses, directives, lattices = [], [], [], [], []
-    for item in tree.children:
+    for item in comp.expand(list(tree.children), {file: text}):
         match item:
             case n.TypeDecl():
                 types.append(item)

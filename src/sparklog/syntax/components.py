@@ -1,0 +1,196 @@
+"""Soufflé's components, expanded away before anything else sees the program.
+
+``.comp Name<T, ...> : Base<...>, ... { items }`` defines a component: declarations, types,
+rules, directives, nested components and instances. ``.init inst = Name<args>`` copies its
+items (those of its bases first, less the rules of relations it ``.override``s), with the
+type parameters bound, and qualifies every relation and type the component declares with
+``inst.``: ``.init London = Traffic`` gives ``London.reachable``, and Traffic's own
+``.init train = DiGraph`` gives ``London.train.edge``. A name the component does not
+declare keeps referring to the enclosing scope, as in Soufflé's ComponentInstantiation.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+
+from sparklog.errors import Diagnostic, ParseError, Span
+from sparklog.syntax import nodes as n
+
+_MAX_DEPTH = 64  # nested instances and bases deeper than this are a cycle
+
+
+@dataclass(frozen=True)
+class CompType:
+    """``Name<T, ...>``: a component and its type arguments."""
+
+    name: str
+    args: tuple[str, ...]
+    span: Span
+
+
+@dataclass(frozen=True)
+class Component:
+    """A ``.comp`` definition, its items as the parser built them."""
+
+    type: CompType
+    bases: tuple[CompType, ...]
+    items: tuple
+    span: Span
+
+
+@dataclass(frozen=True)
+class Init:
+    """``.init name = Type<args>``."""
+
+    name: str
+    type: CompType
+    span: Span
+
+
+@dataclass(frozen=True)
+class Override:
+    """``.override relation``."""
+
+    relation: str
+    span: Span
+
+
+@dataclass
+class _Expander:
+    sources: dict[str, str]
+    depth: int = field(default=0)
+
+    def fail(self, span: Span, message: str) -> ParseError:
+        return ParseError(Diagnostic(span, message), self.sources)
+
+    def top(self, items: list) -> list:
+        scope = {i.type.name: i for i in items if isinstance(i, Component)}
+        self._check_names(items)
+        out: list = []
+        for item in items:
+            if isinstance(item, Init):
+                out += self.instantiate(item, scope, {})
+            elif isinstance(item, Override):
+                raise self.fail(item.span, ".override outside a component")
+            elif not isinstance(item, Component):
+                out.append(item)
+        return out
+
+    def _check_names(self, items: list) -> None:
+        seen: dict[str, Component] = {}
+        for item in items:
+            if isinstance(item, Component):
+                if item.type.name in seen:
+                    raise self.fail(item.span, f"component {item.type.name} is defined twice")
+                seen[item.type.name] = item
+
+    def resolve(self, ctype: CompType, scope: dict, binding: dict[str, str]):
+        """The component a type names (a type parameter may name one) and its binding."""
+        name = binding.get(ctype.name, ctype.name)
+        comp = scope.get(name)
+        if comp is None:
+            raise self.fail(ctype.span, f"unknown component {name}")
+        params = comp.type.args
+        if len(params) != len(ctype.args):
+            raise self.fail(ctype.span, f"component {name} takes {len(params)} type "
+                            f"parameter(s), given {len(ctype.args)}")
+        return comp, {p: binding.get(a, a) for p, a in zip(params, ctype.args)}
+
+    def instantiate(self, init: Init, scope: dict, binding: dict[str, str]) -> list:
+        comp, inner = self.resolve(init.type, scope, binding)
+        items = self.content(comp, inner, scope, init.span)
+        relations = {d.name for d in _decls(items)}
+        types = {t.name for t in items if isinstance(t, n.TypeDecl)}
+        return [_renamed(i, init.name, relations, types) for i in items]
+
+    def content(self, comp: Component, binding: dict[str, str], scope: dict,
+                where: Span) -> list:
+        """A component's items with its bases' first, type parameters bound, nested
+        instances expanded (qualified by their own names), not yet qualified."""
+        self.depth += 1
+        if self.depth > _MAX_DEPTH:
+            raise self.fail(where, f"component {comp.type.name} contains or extends itself")
+        try:
+            local = dict(scope)
+            local.update({i.type.name: i for i in comp.items if isinstance(i, Component)})
+            self._check_names(list(comp.items))
+            overrides = {i.relation for i in comp.items if isinstance(i, Override)}
+            out: list = []
+            for base in comp.bases:
+                base_comp, base_binding = self.resolve(base, scope, binding)
+                inherited = self.content(base_comp, base_binding, scope, base.span)
+                declared = {d.name for d in _decls(inherited)}
+                for name in overrides - declared:
+                    span = next(i.span for i in comp.items
+                                if isinstance(i, Override) and i.relation == name)
+                    raise self.fail(span, f".override {name}: no base of {comp.type.name} "
+                                    "declares it")
+                out += [_without_rules_of(i, overrides) for i in inherited]
+            for item in comp.items:
+                if isinstance(item, Init):
+                    out += self.instantiate(item, local, binding)
+                elif not isinstance(item, (Component, Override)):
+                    out.append(_typed(item, binding))
+            return out
+        finally:
+            self.depth -= 1
+
+
+def expand(items: list, sources: dict[str, str]) -> list:
+    """Top-level items with every ``.init`` replaced by what it instantiates and the
+    component definitions removed."""
+    if not any(isinstance(i, (Component, Init, Override)) for i in items):
+        return items
+    return _Expander(sources).top(items)
+
+
+def _decls(items: list):
+    for item in items:
+        if isinstance(item, list):
+            yield from (d for d in item if isinstance(d, n.Decl))
+
+
+def _without_rules_of(item, relations: set[str]):
+    match item:
+        case ("clause", heads, bodies, span):
+            kept = [h for h in heads if h.relation not in relations]
+            return ("clause", kept, bodies, span) if kept else []
+        case [*parts]:
+            return [p for p in parts if not (isinstance(p, n.Clause)
+                                             and p.head.relation in relations)]
+    return item
+
+
+def _map(node, relation, type_name):
+    """``node`` with relation names and type names mapped, wherever they occur."""
+    if isinstance(node, list):
+        return [_map(x, relation, type_name) for x in node]
+    if isinstance(node, tuple):
+        return tuple(_map(x, relation, type_name) for x in node)
+    if not dataclasses.is_dataclass(node) or isinstance(node, Span):
+        return node
+    changes = {f.name: _map(getattr(node, f.name), relation, type_name)
+               for f in dataclasses.fields(node) if f.name != "span"}
+    match node:
+        case n.Atom() | n.Directive():
+            changes["relation"] = relation(node.relation)
+        case n.Decl():
+            changes["name"] = relation(node.name)
+        case n.Attribute():
+            changes["type"] = type_name(node.type)
+        case n.TypeDecl():
+            changes.update(name=type_name(node.name), base=type_name(node.base),
+                           members=tuple(type_name(m) for m in node.members))
+    return dataclasses.replace(node, **changes)
+
+
+def _typed(item, binding: dict[str, str]):
+    if not binding:
+        return item
+    return _map(item, lambda r: r, lambda t: binding.get(t, t))
+
+
+def _renamed(item, prefix: str, relations: set[str], types: set[str]):
+    return _map(item, lambda r: f"{prefix}.{r}" if r in relations else r,
+                lambda t: f"{prefix}.{t}" if t in types else t)
