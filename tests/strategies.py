@@ -356,15 +356,20 @@ class Gen:
                 body += self.bounded(term, kind)
             args.append(term)
         rng.shuffle(body)
-        for literal in self.extras(scope):
+        for literal in self.extras(scope, lower):
             body.insert(self.extra.randint(0, len(body)), literal)
         return Clause(Atom(head.name, tuple(args)), tuple(body))
 
-    def extras(self, scope: Scope) -> list[Literal]:
+    def extras(self, scope: Scope, lower: list[Rel]) -> list[Literal]:
         """Forms drawn from the second stream: ``match`` constraints (POSIX classes,
-        patterns from the data, an invalid pattern that matches nothing) and ``range``
-        generators (binding a fresh variable, testing a bound one, inside an aggregate)."""
+        patterns from the data, an invalid pattern that matches nothing), ``range``
+        generators (binding a fresh variable, testing a bound one, inside an aggregate),
+        and aggregates over a join (``count : { a(x, y), b(y, z), !c(z) }``)."""
         extra, found = self.extra, []
+        if extra.random() < 0.1:
+            aggregate = self.join_aggregate(lower, scope)
+            if aggregate is not None:
+                found.append(aggregate)
         symbols, numbers = scope.bound["symbol"], scope.bound["number"]
         if symbols and extra.random() < 0.08:
             pattern = (Var(extra.choice(symbols)) if extra.random() < 0.25
@@ -388,6 +393,61 @@ class Gen:
             found.append(Comparison(extra.choice(("=", "<=", ">")),
                                     Var(extra.choice(numbers)), aggregate))
         return found
+
+    def join_aggregate(self, lower: list[Rel], scope: Scope) -> Comparison | None:
+        """``v = f t : { a(..), b(..)[, !c(..)] }``: two lower atoms that share an inner
+        variable (sometimes an outer one too), a negation over the inner variables, and a
+        fresh result ``v`` (number for count, else the target's type)."""
+        extra = self.extra
+        usable = [r for r in lower if r.types]
+        if not usable:
+            return None
+        first, second = extra.choice(usable), extra.choice(usable)
+        inner: dict[str, list[str]] = {t: [] for t in TYPES}
+        fresh = iter(range(100))
+
+        def args_of(rel: Rel, join: bool) -> tuple[Term, ...]:
+            args: list[Term] = []
+            for kind in rel.types:
+                pick, outer = extra.random(), scope.bound[kind]
+                if join and inner[kind] and pick < 0.5:
+                    args.append(Var(extra.choice(inner[kind])))
+                elif outer and pick < 0.65:
+                    args.append(Var(extra.choice(outer)))
+                elif pick < 0.75:
+                    args.append(_constant(extra, kind))
+                elif pick < 0.85:
+                    args.append(Wildcard())
+                else:
+                    name = f"j{LETTER[kind]}{next(fresh)}"
+                    inner[kind].append(name)
+                    args.append(Var(name))
+            return tuple(args)
+
+        body: list[Literal] = [Atom(first.name, args_of(first, False)),
+                               Atom(second.name, args_of(second, True))]
+        bound = [(k, v) for k in TYPES for v in inner[k]]
+        if bound and extra.random() < 0.4:
+            third = extra.choice(usable)
+            args = []
+            for kind in third.types:
+                names = inner[kind] + scope.bound[kind]
+                args.append(Var(extra.choice(names)) if names and extra.random() < 0.7
+                            else Wildcard() if extra.random() < 0.5 else _constant(extra, kind))
+            body.append(Negation(Atom(third.name, tuple(args))))
+        numeric = [(k, v) for k, v in bound if k != "symbol"]
+        func = extra.choice(("count", "sum", "min", "max") if numeric else ("count",))
+        target = None
+        kind = "number"
+        if func != "count":
+            kind, name = extra.choice(numeric)
+            target = Var(name)
+        if scope.bound[kind] and extra.random() < 0.3:  # compared with a bound variable
+            result = extra.choice(scope.bound[kind])
+        else:
+            result = scope.new(kind, "g")
+            scope.add(result, kind, computed=True)
+        return Comparison("=", Var(result), Aggregate(func, target, tuple(body)))
 
     def range_call(self, numbers: list[str]) -> Call:
         """``range(a, b[, step])`` over constants or a bound variable and a small span."""
@@ -974,7 +1034,7 @@ class LatticeGen(Gen):
             else:
                 args.append(self.expr(scope, kind, False))
         rng.shuffle(body)
-        for literal in self.extras(scope):
+        for literal in self.extras(scope, lower):
             body.insert(self.extra.randint(0, len(body)), literal)
         return Clause(Atom(head.name, tuple(args)), tuple(body))
 

@@ -454,7 +454,11 @@ def _write_outputs(program, result, output: str) -> None:
             if output == "-" or kind == "stdout":
                 printed.append(_stdout_block(d.relation, df, kinds))
                 continue
-            writer.write(kind, df, kinds, path, delimiter)
+            header = None
+            if (d.param("headers") or "false").lower() == "true":
+                decl = program.ast.decl(d.relation)
+                header = delimiter.join(a.name for a in decl.attributes)
+            writer.write(kind, df, kinds, path, delimiter, header)
         writer.commit()
     finally:
         writer.cleanup()

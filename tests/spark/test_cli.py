@@ -131,10 +131,16 @@ def test_csv_and_parquet_inputs_and_outputs(spark, tmp_path):
         '.input e(IO=file, filename="f.csv", delimiter=",")\n'
         '.decl tc(x: number, y: number)\n.output tc(IO=parquet, filename="tc.pq")\n'
         '.output tc(IO=file, filename="tc.txt", delimiter=",")\n'
-        'tc(x, y) :- e(x, y).\ntc(x, y) :- tc(x, z), e(z, y).\n')
+        '.output tc(IO=file, filename="tc-h.txt", delimiter=",", headers=true)\n'
+        '.decl none(from: number)\n.output none(headers=true)\n'
+        'tc(x, y) :- e(x, y).\ntc(x, y) :- tc(x, z), e(z, y).\nnone(x) :- e(x, x).\n')
     assert sparklog(str(program), "-F", str(tmp_path), "-D", str(tmp_path / "o")) == 0
     assert (tmp_path / "o" / "tc.txt").read_text().splitlines() == ["1,2", "1,3", "1,4", "2,3",
                                                                       "2,4", "3,4"]
+    # Soufflé's headers=true: the attribute names first
+    assert (tmp_path / "o" / "tc-h.txt").read_text().splitlines() == [
+        "x,y", "1,2", "1,3", "1,4", "2,3", "2,4", "3,4"]
+    assert (tmp_path / "o" / "none.csv").read_text() == "from\n"
     assert spark.read.parquet(str(tmp_path / "o" / "tc.pq")).count() == 6
 
 

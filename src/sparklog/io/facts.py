@@ -282,7 +282,8 @@ class AtomicWriter:
         return None
 
     def write(self, kind: str, df: DataFrame, kinds: tuple[str, ...], path: Path,
-              delimiter: str) -> None:
+              delimiter: str, header: str | None = None) -> None:
+        """``header``: a first line (Soufflé's ``headers=true``: the attribute names)."""
         from sparklog.errors import OutputError
 
         try:
@@ -302,7 +303,13 @@ class AtomicWriter:
         lines.write.text(str(stage / "data"))
         parts = sorted((stage / "data").glob("part-*"))
         target = stage / "file"
-        if parts:
+        if header is not None:
+            with open(target, "w", encoding="utf-8") as out:
+                out.write(header + "\n")
+                if parts:
+                    with open(parts[0], encoding="utf-8") as rows:
+                        shutil.copyfileobj(rows, out)
+        elif parts:
             os.replace(parts[0], target)
         else:
             target.write_text("")
