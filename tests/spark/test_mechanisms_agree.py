@@ -22,9 +22,10 @@ MECHANISMS = {
     "no-indexes": dict(partitions=2, indexes=False),
     "serialized": dict(partitions=2, serialized=True),
 }
-# the balancer's 25 are the set programs .ci/run once ran again with it refining every round
-SEEDS = {"runs": range(300, 315), "balance": range(400, 425), "rollover": range(500, 515),
-         "no-indexes": range(600, 615), "serialized": range(700, 715)}
+# seeds of their own, so each mechanism adds programs the plain run does not draw; the
+# balancer, the mechanism most likely to move a tuple to the wrong place, gets more
+SEEDS = {"runs": range(300, 310), "balance": range(400, 415), "rollover": range(500, 510),
+         "no-indexes": range(600, 610), "serialized": range(700, 710)}
 
 
 @pytest.mark.parametrize("mechanism", list(MECHANISMS))
@@ -52,6 +53,6 @@ def test_random_lattice_programs_in_runs_agree_with_reference(spark):
     and are compacted (combine.LatticeCombine, storage.Database.compact)."""
     engine = sparklog.Engine(spark=spark, **MECHANISMS["runs"])
     cases = [make_case(s, f"l{s}_", lattice=True, max_inputs=3, max_groups=3)
-             for s in range(800, 812)]
+             for s in range(800, 808)]
     failed = [o for o in run_cases(engine, spark, cases) if o.status != "ok"]
     assert not failed, "\n".join(report(o) for o in failed)
