@@ -14,7 +14,7 @@ import pytest
 from sparklog.syntax.parser import parse
 from tests.campaign import Case, make_case, report, run_cases
 
-SEEDS = 100  # python3 -m tests.campaign runs more; CI stays well under 30 minutes
+SEEDS = 75  # python3 -m tests.campaign runs more; CI stays well under 30 minutes
 BATCH = 25
 SIZES = {"max_inputs": 3, "max_groups": 3}
 
@@ -27,8 +27,8 @@ def test_random_programs_agree_with_reference(engine, spark, first):
 
 
 # Lattice programs: small ones (two strata drawn, one input besides edges and nodes), so
-# that the 40 of them cost about one batch of the programs above.
-LATTICE_SEEDS = 40
+# that the 30 of them cost about one batch of the programs above.
+LATTICE_SEEDS = 30
 LATTICE_BATCH = 10
 LATTICE_SIZES = {"max_inputs": 1, "max_groups": 2}
 
@@ -65,7 +65,7 @@ def test_mutual_recursion_agrees_with_reference(engine, spark):
 # Programs around the recursions sparklog rewrites (tests/closure_programs.py), a batch per
 # strategy: closures in every written form and with parameter columns, chain programs,
 # same-generation, and mutations that take them out of the recognized shapes.
-CLOSURE_BATCH = 8
+CLOSURE_BATCH = 6
 
 
 @pytest.mark.parametrize("strategy", ["auto", "asis", "smart", "balance", "thirds", "left",
