@@ -220,6 +220,38 @@ def test_qualifier_errors_name_the_place(text, where, message):
     assert err.value.render().splitlines()[0].startswith(f"{where}: error: {message}")
 
 
+def test_forms_that_share_a_prefix_parse_apart():
+    """An atom and a call, a group and a parenthesized expression, ``min(..)`` the
+    function and ``min(..) : {..}`` the aggregate, a qualifier and the next clause's head
+    begin alike; each is read as what it is (the grammar is LALR(1), see grammar.lark)."""
+    p = parse(".decl b(x:number)\n.decl c(x:number, y:number) inline\nc(1, 2).\n"
+              ".decl q(x:number) btree\n\nq (3).\n"
+              "b(x) :- c(x, _), (c(x, x) ; (x + 1) * 2 < 3), (c(x, 1)).\n"
+              "b(m) :- b(x), m = min(x, 2) + 1, m != min (x) : { c(x, _) }, "
+              "m < max y : c(y, _).")
+    assert [d.name for d in p.decls] == ["b", "c", "q"]
+    assert [c.head.relation for c in p.clauses[:2]] == ["c", "q"]
+    first, second = p.clauses[2:4]  # one clause per alternative of the group
+    assert [type(lit).__name__ for lit in first.body] == ["Atom", "Atom", "Atom"]
+    assert second.body[1] == n.Comparison("<", n.BinOp(
+        "*", n.BinOp("+", n.Var("x"), n.Number(1)), n.Number(2)), n.Number(3))
+    minimum = p.clauses[4].body
+    assert minimum[1].right == n.BinOp("+", n.Call("min", (n.Var("x"), n.Number(2))), n.Number(1))
+    assert minimum[2].right == n.Aggregate("min", n.Var("x"), (
+        n.Atom("c", (n.Var("x"), n.Wildcard())),))
+    assert minimum[3].right.func == "max"
+
+
+@pytest.mark.parametrize("literal", ["x", "3", "(x)", "min(x, 2)", "@f(x)"])
+def test_an_expression_where_a_literal_stands_is_an_error_at_its_place(literal):
+    with pytest.raises(ParseError) as err:
+        parse(f".decl b(x:number)\nb(x) :- b(x), {literal}.", "f.dl")
+    rendered = err.value.render()
+    column = 15 + (literal == "(x)")
+    assert rendered.startswith(f"f.dl:2:{column}: error: expected a literal (an atom, a "
+                               "comparison, a negation or a group), found an expression")
+
+
 def test_plan_hints_are_read_and_dropped():
     p = parse(".decl a(x:number)\na(x) :- a(x), a(x). .plan 0:(2,1), 1:(1,2)\na(1).")
     assert len(p.clauses) == 2 and not p.directives

@@ -15,10 +15,11 @@ from sparklog.errors import Diagnostic, Span
 
 # expected terminals that say more as one phrase
 _EXPRESSION = {"IDENT", "INT", "FLOAT", "STRING", "LPAR", "MINUS", "BNOT", "LNOT", "COUNT",
-               "SUM", "MIN", "MAX", "MEAN", "UNDERSCORE", "HEAD_AGGREGATE", "FUNCTOR"}
+               "SUM", "MIN", "MAX", "MEAN", "UNDERSCORE", "HEAD_AGGREGATE", "FUNCTOR",
+               "MIN_CALL", "MAX_CALL"}
 _OPERATORS = {"PLUS", "MINUS", "MULOP", "POW", "BAND", "BOR", "BXOR", "BSHL", "BSHR", "BSHRU",
               "LAND", "LOR", "LXOR"}
-_WORDS = {"IDENT": "a name", "INT": "a number", "FLOAT": "a number", "STRING": "a string",
+_WORDS = {"IDENT": "a name", "QUALIFIER": "a name", "INT": "a number", "FLOAT": "a number", "STRING": "a string",
           "DIRECTIVE": "a directive", "COMPARE": "a comparison", "MULOP": "'*', '/' or '%'",
           "$END": "the end of the input"}
 _SHOWN = 6
@@ -39,10 +40,17 @@ def diagnose(exc: lark.exceptions.UnexpectedInput, text: str, file: str,
         if text[pos] == "[":
             return Diagnostic(_span(file, text, pos), "records ([a, b]): a Soufflé feature "
                               "sparklog does not support")
-        return Diagnostic(_span(file, text, pos), f"unexpected character {text[pos]!r}")
-    expected = set(getattr(exc, "expected", None) or ())
+        unsupported = _unsupported(text, pos)  # ".functor" is no token at all
+        return Diagnostic(_span(file, text, pos),
+                          unsupported or f"unexpected character {text[pos]!r}")
+    # what the parser accepts there (lark simulates each terminal), not what its state
+    # table lists, which LALR's merged states widen
+    expected = set(getattr(exc, "accepts", None) or getattr(exc, "expected", None) or ())
     token = getattr(exc, "token", None)
     end = token is None or token.type == "$END" or not str(token)
+    pos = len(text) if end else pos
+    if len(expected) > 1:  # the end of a program is no hint where something else can come
+        expected.discard("$END")
     if "DOT" in expected and (end or _line_break_before(text, pos)):
         rule_end = len(text[:pos].rstrip())  # the rule ends on an earlier line
         return Diagnostic(_span(file, text, rule_end), "missing '.' at the end of this rule")
