@@ -77,3 +77,22 @@ def test_component_errors_name_the_place(text, where, message):
     rendered = err.value.render()
     assert message in rendered
     assert f"c.dl:{where}" in rendered
+
+
+def test_a_nested_component_sees_the_type_parameters_of_the_one_it_is_in():
+    """Lexical scope, as Soufflé's: ``N`` inside ``Inner`` is ``Outer``'s parameter, bound
+    per instance; a component defined at the top does not see it."""
+    p = parse(".type N = symbol\n"
+              ".comp Top { .decl t(x: N) }\n"
+              ".comp Outer<N> {\n"
+              "  .comp Inner { .decl r(x: N) }\n"
+              "  .init inner = Inner\n"
+              "  .init top = Top\n"
+              "}\n"
+              ".init a = Outer<number>\n"
+              ".init b = Outer<float>\n"
+              "a.inner.r(1). b.inner.r(1.5). a.top.t(\"x\").\n")
+    types = {d.name: d.attributes[0].type for d in p.decls}
+    assert types == {"a.inner.r": "number", "a.top.t": "N", "b.inner.r": "float",
+                     "b.top.t": "N"}
+    assert evaluate(p)["a.inner.r"] == {(1,)} and evaluate(p)["b.inner.r"] == {(1.5,)}

@@ -60,6 +60,9 @@ class Override:
 class _Expander:
     sources: dict[str, str]
     depth: int = field(default=0)
+    # a nested component sees the type parameters of the component it is defined in:
+    # their binding where it was defined, by the id of its definition
+    defined_in: dict[int, dict[str, str]] = field(default_factory=dict)
 
     def fail(self, span: Span, message: str) -> ParseError:
         return ParseError(Diagnostic(span, message), self.sources)
@@ -95,7 +98,8 @@ class _Expander:
         if len(params) != len(ctype.args):
             raise self.fail(ctype.span, f"component {name} takes {len(params)} type "
                             f"parameter(s), given {len(ctype.args)}")
-        return comp, {p: binding.get(a, a) for p, a in zip(params, ctype.args)}
+        own = {p: binding.get(a, a) for p, a in zip(params, ctype.args)}
+        return comp, {**self.defined_in.get(id(comp), {}), **own}
 
     def instantiate(self, init: Init, scope: dict, binding: dict[str, str]) -> list:
         comp, inner = self.resolve(init.type, scope, binding)
@@ -113,7 +117,9 @@ class _Expander:
             raise self.fail(where, f"component {comp.type.name} contains or extends itself")
         try:
             local = dict(scope)
-            local.update({i.type.name: i for i in comp.items if isinstance(i, Component)})
+            for nested in (i for i in comp.items if isinstance(i, Component)):
+                local[nested.type.name] = nested
+                self.defined_in[id(nested)] = binding
             self._check_names(list(comp.items))
             overrides = {i.relation for i in comp.items if isinstance(i, Override)}
             out: list = []
