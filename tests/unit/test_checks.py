@@ -133,3 +133,19 @@ def test_a_failed_type_is_reported_once_not_again_where_it_is_used():
                     "c.dl"))
     assert [f"{d.span.line} {d.message}" for d in err.value.diagnostics] == \
         ["1 type A is defined in terms of itself", "3 unknown type Nope"]
+
+
+def test_thousands_of_relations_in_a_chain_stratify_in_dependency_order():
+    """A chain of 3,000 relations, each read by the one declared before it: one stratum
+    each, the last declared first, and a cycle of the chain's two ends is recursive."""
+    from sparklog.semantics.strata import stratify
+
+    size = 3000
+    text = ".decl e(x:number)\n" + "".join(f".decl r{i}(x:number)\n" for i in range(size))
+    text += f"r{size - 1}(x) :- e(x).\n" + "".join(f"r{i}(x) :- r{i + 1}(x).\n"
+                                                    for i in range(size - 1))
+    strata, bad = stratify(parse(text))
+    assert [s.relations for s in strata] == [("e",), *((f"r{i}",) for i in reversed(range(size)))]
+    assert not bad and not any(s.recursive for s in strata)
+    looped, _ = stratify(parse(text + f"r{size - 1}(x) :- r0(x).\n"))
+    assert len(looped) == 2 and looped[1].recursive and len(looped[1].relations) == size

@@ -54,50 +54,65 @@ def sccs(nodes: list[str], edges: dict[str, set[str]]) -> list[list[str]]:
     """Tarjan's strongly connected components, dependencies before dependents.
 
     ``edges[a]`` are the nodes ``a`` depends on; the result lists each SCC after every SCC
-    it depends on.
+    it depends on. Iterative, so a chain of thousands of relations needs no deep stack.
     """
     index: dict[str, int] = {}
     low: dict[str, int] = {}
     stack: list[str] = []
     on_stack: set[str] = set()
     out: list[list[str]] = []
+    order = {v: i for i, v in enumerate(nodes)}
 
-    def visit(v: str) -> None:  # recursion depth is bounded by the number of relations
-        index[v] = low[v] = len(index)
-        stack.append(v)
-        on_stack.add(v)
-        for w in sorted(edges.get(v, ())):
-            if w not in index:
-                visit(w)
-                low[v] = min(low[v], low[w])
-            elif w in on_stack:
-                low[v] = min(low[v], index[w])
-        if low[v] == index[v]:
-            comp = []
-            while True:
-                w = stack.pop()
-                on_stack.discard(w)
-                comp.append(w)
-                if w == v:
+    for root in nodes:
+        if root in index:
+            continue
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        work = [(root, iter(sorted(edges.get(root, ()))))]
+        while work:
+            v, successors = work[-1]
+            for w in successors:
+                if w not in index:
+                    index[w] = low[w] = len(index)
+                    stack.append(w)
+                    on_stack.add(w)
+                    work.append((w, iter(sorted(edges.get(w, ())))))
                     break
-            out.append(sorted(comp, key=nodes.index))
-    for v in nodes:
-        if v not in index:
-            visit(v)
+                if w in on_stack:
+                    low[v] = min(low[v], index[w])
+            else:  # every successor of v done
+                work.pop()
+                if work:
+                    parent = work[-1][0]
+                    low[parent] = min(low[parent], low[v])
+                if low[v] == index[v]:
+                    comp = []
+                    while True:
+                        w = stack.pop()
+                        on_stack.discard(w)
+                        comp.append(w)
+                        if w == v:
+                            break
+                    out.append(sorted(comp, key=order.__getitem__))
     return out
 
 
 def stratify(program: n.Program) -> tuple[list[Stratum], list[Dependency]]:
     """Strata in evaluation order and the dependencies that cross a cycle negatively."""
     names = [d.name for d in program.decls]
-    deps = [d for d in dependencies(program) if d.head in names and d.body in names]
+    declared = set(names)
+    deps = [d for d in dependencies(program) if d.head in declared and d.body in declared]
     edges: dict[str, set[str]] = {}
-    for d in deps:
+    by_head: dict[str, list[tuple[int, Dependency]]] = {}
+    for i, d in enumerate(deps):
         edges.setdefault(d.head, set()).add(d.body)
+        by_head.setdefault(d.head, []).append((i, d))
     strata, bad = [], []
     for comp in sccs(names, edges):
         members = set(comp)
-        recursive = any(d.head in members and d.body in members for d in deps)
-        bad += [d for d in deps if d.negative and d.head in members and d.body in members]
-        strata.append(Stratum(len(strata), tuple(comp), recursive))
+        inside = sorted((i, d) for head in comp for i, d in by_head.get(head, ())
+                        if d.body in members)  # in the program's order
+        bad += [d for _, d in inside if d.negative]
+        strata.append(Stratum(len(strata), tuple(comp), bool(inside)))
     return strata, bad
