@@ -23,10 +23,15 @@ def lower(checked: Checked) -> Plan:
     """Build the plan: kernels for every stratum, then a layout for every relation."""
     fresh = itertools.count()
     strata, contributions = [], {}
+    rules: dict[str, list[n.Clause]] = {}  # by head relation, in the program's order
+    order = {id(c): i for i, c in enumerate(checked.program.clauses)}
+    for clause in checked.program.clauses:
+        if not clause.is_fact:
+            rules.setdefault(clause.head.relation, []).append(clause)
     for stratum in checked.strata:
         preamble, loop = [], []
-        clauses = [c for c in checked.program.clauses
-                   if c.head.relation in stratum.relations and not c.is_fact]
+        clauses = sorted((c for r in stratum.relations for c in rules.get(r, ())),
+                         key=lambda c: order[id(c)])
         totals = [r for r in stratum.relations
                   if r in checked.lattices and checked.lattices[r].accumulates]
         for relation in totals:  # (1) a $SUM/$COUNT relation's rules derive contributions
