@@ -105,3 +105,23 @@ def test_a_dead_spark_thread_ends_the_run(spark, monkeypatch):
     with pytest.raises(EngineError, match="dispatcher-event-loop-0"):
         job.wait()
     release.set()
+
+
+def test_a_chain_of_a_hundred_deferred_strata_runs(spark):
+    """Each non-recursive version is computed by the job that first reads it (deferred),
+    and a chain of them made that job's lineage deep: at a hundred one-join strata,
+    declared last-read-first, serializing it overflowed the JVM's stack. The chain is
+    computed in pieces of bounded depth (Database.bound_depth) instead."""
+    from sparklog.syntax.parser import parse
+    from tests.reference import evaluate
+
+    size = 100
+    text = ".decl e(x:number, y:number)\n" + "".join(f"e({i}, {i + 1}).\n" for i in range(30))
+    text += "".join(f".decl r{i}(x:number, y:number)\n" for i in range(size))
+    text += f"r{size - 1}(x, y) :- e(x, y).\n" + "".join(
+        f"r{i}(x, y) :- r{i + 1}(x, y), e(y, _), x != {i % 37 + 15}.\n" for i in range(size - 1))
+    text += ".output r0\n"
+    result = sparklog.Engine(spark=spark, partitions=2).run(text)
+    expected = evaluate(parse(text))["r0"]
+    assert 0 < len(expected) < 30
+    assert {tuple(row) for row in result["r0"].collect()} == expected

@@ -107,6 +107,7 @@ def _loop(db: Database, sp: StratumPlan, stats: Stats) -> None:
         return
     db.iteration = 1
     finished = time.perf_counter()  # a round's seconds run from the previous one's end
+    db.bound_depth(set().union(*(k.reads() for k in sp.loop)), sp.loop)  # its job's lineage
     ahead: list[_Step] | None = _plan(db, sp, sp.loop)
     reliable = db.options.checkpoint != "local"
     # a round that may roll over (rollover_rows) decides from the last round's counts and
@@ -568,11 +569,12 @@ def _round(db: Database, sp: StratumPlan, kernels: tuple[Kernel, ...], stats: St
            ) -> dict[str, int]:
     """One round: every relation of the stratum gets its new tuples in one job."""
     started = time.perf_counter()
+    eager = not (db.options.defers and db.iteration == 0)
+    depth = db.bound_depth(set().union(*(k.reads() for k in kernels)), kernels)
     steps = _plan(db, sp, kernels)
     # The first version of a recursive stratum, and the version of a non-recursive one,
     # is stored by the first job that reads it (Database.defer): a stratum over a few
     # hundred tuples would otherwise cost a job and its bookkeeping of its own.
-    eager = not (db.options.defers and db.iteration == 0)
     if eager:
         _Job(db, _store, steps).wait()
     else:
@@ -591,6 +593,7 @@ def _round(db: Database, sp: StratumPlan, kernels: tuple[Kernel, ...], stats: St
                     db.release(version)
                 return []
             db.defer(step.full, settle)
+            db.depths[step.relation] = depth
         return {relation: 0 for relation in sp.relations}
     news = _book_round(db, sp, steps, stats, db.iteration, seconds)
     for previous in _swap(db, steps):  # versions are swapped only after the round

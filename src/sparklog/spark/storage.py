@@ -160,6 +160,8 @@ class Database:
     expected: dict[str, int] = field(default_factory=dict)
     last_delta: dict[str, int] = field(default_factory=dict)  # see broadcast_delta
     pending: list[tuple[DataFrame, Callable[[], list[Any]]]] = field(default_factory=list)
+    # how deep the uncomputed versions a relation's deferred version reads go (bound_depth)
+    depths: dict[str, int] = field(default_factory=dict)
     sources: dict[str, str] = field(default_factory=dict)  # program text, for diagnostics
     exchanges: dict[str, int] = field(default_factory=dict)  # see derivations()
     whole_stage: str = "true"  # the session's own spark.sql.codegen.wholeStage
@@ -811,6 +813,22 @@ class Database:
         """
         self.pending.append((df, settle))
 
+    def bound_depth(self, relations: set[str], kernels: tuple[Kernel, ...]) -> int:
+        """The depth a version derived from ``relations`` by ``kernels`` would have; past
+        MAX_DEFERRED_DEPTH, every deferred version is computed first (one job: the newest
+        computes those it reads), and the depth starts again.
+
+        A version deferred over deferred versions is computed, stages and all, by the job
+        that first reads it; a chain of some ninety one-join strata made that job's
+        lineage so deep that serializing it overflowed the JVM's stack. Each stratum adds
+        a stage and one per relation its widest kernel reads (an Exchange each at most)."""
+        added = 1 + max((len(k.reads()) for k in kernels), default=0)
+        depth = max((self.depths.get(r, 0) for r in relations), default=0) + added
+        if depth > MAX_DEFERRED_DEPTH and self.pending:
+            self.settle(force=True)
+            depth = added
+        return depth
+
     def settle(self, force: bool = False, only: DataFrame | None = None) -> None:
         """Run the bookkeeping of deferred versions a job has computed (all, if ``force``).
 
@@ -840,6 +858,8 @@ class Database:
                     rdd.doCheckpoint()  # computes missing partitions, then cuts the lineage
                 self.pending = [e for e in self.pending if e is not entry]
                 problems += settle()
+        if not self.pending:  # nothing deferred is left to read
+            self.depths.clear()
         if problems:
             from sparklog.errors import DataError, Reporter
 
@@ -857,6 +877,9 @@ class Database:
                 rdd.unpersist(False)
         except Exception:  # noqa: BLE001 - freeing memory early is an optimization only
             pass
+
+
+MAX_DEFERRED_DEPTH = 40  # stages, about, of uncomputed versions under a new one
 
 
 def placement(layout: Layout) -> list[str]:

@@ -30,10 +30,9 @@ _HINTS = frozenset({"btree", "btree_delete", "brie", "inline", "no_inline", "mag
 @lru_cache(maxsize=1)
 def _parser() -> lark.Lark:
     grammar = files("sparklog.syntax").joinpath("grammar.lark").read_text()
-    # LALR(1): linear time, some thirty times faster than an Earley parse of the same
-    # grammar (a program of 640 rules: 0.5 s against 20 s). The contextual lexer offers
-    # only the terminals the parser can take next, so a word after a .decl is a qualifier
-    # where one may stand and a name elsewhere.
+    # LALR(1): linear time (benchmarks/results/parse.md: against the Earley parser it
+    # replaced). The contextual lexer offers only the terminals the parser can take next,
+    # so a word after a .decl is a qualifier where one may stand and a name elsewhere.
     return lark.Lark(grammar, parser="lalr", lexer="contextual", propagate_positions=True)
 
 
