@@ -74,6 +74,12 @@ def _quiet_internals() -> None:
         handler.setLevel(logging.WARNING)
         handler.addFilter(lambda r: "py4j" not in r.pathname and not r.exc_info)
         root.addHandler(handler)
+    from pyspark.logger import PySparkLogger
+
+    # pyspark logs every failed query with its Java stack trace, as JSON, on loggers of
+    # its own (pyspark/errors/exceptions/base.py); main() reports the failure in words
+    for name in ("SQLQueryContextLogger", "DataFrameQueryContextLogger"):
+        PySparkLogger.getLogger(name).disabled = True
     if getattr(threading.excepthook, "sparklog", False):
         return
     previous = threading.excepthook

@@ -313,6 +313,21 @@ def test_an_expression_where_a_literal_stands_is_an_error_at_its_place(literal):
                                "comparison, a negation or a group), found an expression")
 
 
+@pytest.mark.parametrize("terms, where", [(101, "f.dl:2:19"), (3000, "f.dl:2:23")])
+def test_a_term_nested_past_what_spark_parses_is_an_error_at_its_place(terms, where):
+    """``x + 1 + ... + 1`` of 250 terms fails in Spark's SQL parser, of a thousand in
+    Python's stack: both are refused by name, at the term, before anything runs."""
+    from sparklog.syntax.parser import MAX_NESTING
+
+    body = " + ".join(["x"] + ["1"] * terms)
+    with pytest.raises(ParseError) as err:
+        parse(f".decl a(x:number)\na(y) :- a(x), y = {body}.", "f.dl")
+    assert err.value.render().startswith(
+        f"{where}: error: this term nests operators and calls more than {MAX_NESTING} deep")
+    fits = " + ".join(["x"] + ["1"] * MAX_NESTING)
+    assert parse(f".decl a(x:number)\na(y) :- a(x), y = {fits}.").clauses
+
+
 def test_plan_hints_are_read_and_dropped():
     p = parse(".decl a(x:number)\na(x) :- a(x), a(x). .plan 0:(2,1), 1:(1,2)\na(1).")
     assert len(p.clauses) == 2 and not p.directives

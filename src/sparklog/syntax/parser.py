@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from collections.abc import Sequence
 from dataclasses import replace
@@ -61,18 +62,72 @@ def parse(text: str, file: str = "<program>", include_dirs: Sequence[str | Path]
     return replace(pre.placed(program), sources=tuple(pre.sources.items()))
 
 
+# Operators and calls inside one another in one term, at most: Spark's SQL parser refuses
+# an expression a few hundred levels deep (FAILED_TO_PARSE_TOO_COMPLEX; x + 1 + ... + 1
+# of 250 terms), and Python's stack ends near a thousand.
+MAX_NESTING = 100
+_NESTING = (n.BinOp, n.UnaryOp, n.Call, n.Aggregate, n.HeadAggregate)
+
+
 def _parse(text: str, file: str) -> n.Program:
     try:
         tree = _parser().parse(text)
     except lark.exceptions.UnexpectedInput as exc:
         raise ParseError(diagnose(exc, text, file, _terminals()), {file: text}) from None
     try:
-        items = _Builder(file, text).transform(tree)
+        program = _assemble(_Builder(file, text).transform(tree), file, text)
     except lark.exceptions.VisitError as exc:
         if isinstance(exc.orig_exc, ParseError):
             raise exc.orig_exc from None
-        raise
-    return _assemble(items, file, text)
+        if not isinstance(exc.orig_exc, RecursionError):
+            raise
+        program = None
+    except RecursionError:
+        program = None
+    if program is None:  # nested past Python's stack: say where
+        line, column = _deepest(tree)
+        raise ParseError(Diagnostic(Span(file, line, column), _too_deep("this term")),
+                         {file: text}) from None
+    _check_nesting(program, {file: text})
+    return program
+
+
+def _too_deep(what: str) -> str:
+    return (f"{what} nests operators and calls more than {MAX_NESTING} deep, more than "
+            "Spark's SQL parser takes; split it with intermediate variables")
+
+
+def _deepest(tree: lark.Tree) -> tuple[int, int]:
+    """(line, column) of the deepest node of the parse tree that has a place."""
+    best, where = -1, (1, 1)
+    stack = [(tree, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if not isinstance(node, lark.Tree):
+            continue
+        meta = node.meta
+        if depth > best and not meta.empty:
+            best, where = depth, (meta.line, meta.column)
+        stack.extend((child, depth + 1) for child in node.children)
+    return where
+
+
+def _check_nesting(program: n.Program, sources: dict[str, str]) -> None:
+    """An error at the first term whose operators and calls nest past MAX_NESTING."""
+    stack: list[tuple[object, int]] = [(c, 0) for c in reversed(program.clauses)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, tuple):
+            stack.extend((x, depth) for x in reversed(node))
+            continue
+        if not dataclasses.is_dataclass(node) or isinstance(node, Span):
+            continue
+        if isinstance(node, _NESTING):
+            depth += 1
+            if depth > MAX_NESTING:
+                raise ParseError(Diagnostic(node.span, _too_deep("this term")), sources)
+        stack.extend((getattr(node, f.name), depth) for f in reversed(dataclasses.fields(node))
+                     if f.name != "span")
 
 
 def parse_file(path: str | Path, include_dirs: Sequence[str | Path] = (),
