@@ -125,3 +125,25 @@ def test_strings_are_bytes():
     assert R.FUNCTIONS["substr"]("abc", 3, 1) == ""
     assert R.FUNCTIONS["substr"]("abc", -1, 1) == ""
     assert R.FUNCTIONS["to_string"](1.5) == "1.500000"
+
+
+@pytest.mark.parametrize("template", [
+    "to_number(to_string({}))", "strlen(substr(to_string({}), 1, 2))", "({}) ^ 2",
+    "to_unsigned(to_float({}) / 3.0)", "to_number(to_string(to_unsigned({}) / 3u))",
+])
+def test_nested_conversions_translate_to_sql_linear_in_the_nesting(template):
+    """A translation that writes an argument's SQL several times multiplies the text at
+    every level of nesting (three nested to_number(to_string(..)) made 2 MB): each such
+    argument is evaluated once instead, bound to a lambda variable (expressions._once)."""
+    from sparklog.syntax.parser import parse
+
+    def size(depth: int) -> int:
+        term = "x"
+        for _ in range(depth):
+            term = template.format(term)
+        clause = parse(f".decl a(x:number)\n.decl b(y:number)\nb(y) :- a(x), y = {term}.\n"
+                       ).clauses[0]
+        return len(X.value(clause.body[1].right, X.Scope({"x": "v0"}, {"x": "number"})))
+
+    one, three = size(1), size(3)
+    assert three < 5 * one, (one, three)  # written thrice, it would be 20-750 times

@@ -8,6 +8,7 @@ symbol table by the translator) and hash their symbol results back.
 from __future__ import annotations
 
 import re
+import zlib
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -120,30 +121,32 @@ def string_vars(term: n.Term | n.Literal) -> set[str]:
 
 def unsigned_decimal(sql: str) -> str:
     """The unsigned value (DECIMAL(20,0)) of 64 bits stored in a BIGINT."""
-    return (f"(CAST({sql} AS DECIMAL(20,0)) + CASE WHEN {sql} < 0 THEN {TWO_64} "
-            f"ELSE 0BD END)")
+    return _once(sql, lambda x: f"(CAST({x} AS DECIMAL(20,0)) + CASE WHEN {x} < 0 THEN "
+                                f"{TWO_64} ELSE 0BD END)")
 
 
 def unsigned_bits(decimal_sql: str) -> str:
     """The BIGINT holding the 64 bits of an unsigned value in [0, 2^64)."""
-    return (f"CAST(CASE WHEN {decimal_sql} >= 9223372036854775808BD THEN {decimal_sql} - {TWO_64} "
-            f"ELSE {decimal_sql} END AS BIGINT)")
+    return _once(decimal_sql, lambda d: f"CAST(CASE WHEN {d} >= 9223372036854775808BD THEN "
+                                        f"{d} - {TWO_64} ELSE {d} END AS BIGINT)")
 
 
 def double_to_signed(sql: str) -> str:
     """C++ ``static_cast<int64_t>(double)`` as x86-64 does it: out of range (or NaN) gives
     the 'integer indefinite' value -2^63."""
-    return (f"CASE WHEN NOT isnan({sql}) AND {sql} >= -{TWO_63_D} AND {sql} < {TWO_63_D} "
-            f"THEN CAST({sql} AS BIGINT) ELSE {SIGN_BIT} END")
+    return _once(sql, lambda x: f"CASE WHEN NOT isnan({x}) AND {x} >= -{TWO_63_D} AND "
+                                f"{x} < {TWO_63_D} THEN CAST({x} AS BIGINT) ELSE {SIGN_BIT} END")
 
 
 def double_to_unsigned(sql: str) -> str:
     """C++ ``static_cast<uint64_t>(double)`` as gcc compiles it for x86-64 (values from
     2^63 go through ``x - 2^63`` and a flipped top bit; 2^64 and beyond give 0)."""
-    high = f"({sql} - {TWO_63_D})"
-    return (f"CASE WHEN isnan({sql}) THEN {SIGN_BIT} WHEN {sql} >= {TWO_63_D} THEN "
-            f"(CASE WHEN {high} < {TWO_63_D} THEN CAST({high} AS BIGINT) ^ {SIGN_BIT} ELSE 0L END) "
-            f"ELSE {double_to_signed(sql)} END")
+    def build(x: str) -> str:
+        high = f"({x} - {TWO_63_D})"
+        return (f"CASE WHEN isnan({x}) THEN {SIGN_BIT} WHEN {x} >= {TWO_63_D} THEN "
+                f"(CASE WHEN {high} < {TWO_63_D} THEN CAST({high} AS BIGINT) ^ {SIGN_BIT} "
+                f"ELSE 0L END) ELSE {double_to_signed(x)} END")
+    return _once(sql, build)
 
 
 def value(term: n.Term, scope: Scope) -> str:
@@ -189,10 +192,12 @@ def text(term: n.Term, scope: Scope) -> str:
 def _substr(s: str, i: str, length: str) -> str:
     """C++ ``s.substr(i, length)`` on the UTF-8 bytes (Soufflé's substr): an index below 0
     or past the end gives "", a negative length takes the rest."""
-    size = f"CAST(octet_length({s}) AS BIGINT)"
-    take = f"CASE WHEN {length} < 0 OR {length} > {size} THEN {size} ELSE {length} END"
-    return (f"(CASE WHEN {i} < 0 OR {i} > {size} THEN '' ELSE CAST(substring(encode({s}, 'UTF-8'), "
-            f"CAST({i} AS INT) + 1, CAST({take} AS INT)) AS STRING) END)")
+    def build(s: str, i: str, length: str) -> str:
+        size = f"CAST(octet_length({s}) AS BIGINT)"
+        take = f"CASE WHEN {length} < 0 OR {length} > {size} THEN {size} ELSE {length} END"
+        return (f"(CASE WHEN {i} < 0 OR {i} > {size} THEN '' ELSE CAST(substring("
+                f"encode({s}, 'UTF-8'), CAST({i} AS INT) + 1, CAST({take} AS INT)) AS STRING) END)")
+    return _once(s, lambda s: _once(i, lambda i: _once(length, lambda n: build(s, i, n))))
 
 
 def _to_string(x: str, kind: str) -> str:
@@ -209,9 +214,13 @@ def exact_decimal(x: str) -> str:
     return f"reflect('scala.math.BigDecimal', 'exact', {x})"
 
 
-def float_fixed6(x: str) -> str:
+def float_fixed6(sql: str) -> str:
     """C's ``%f`` of a double. Rounding the exact expansion half-up is C's rounding: a
     double is never exactly halfway between two multiples of 10^-6."""
+    return _once(sql, _fixed6)
+
+
+def _fixed6(x: str) -> str:
     mag = f"CAST(CAST({exact_decimal(f'abs({x})')} AS DECIMAL(38,6)) AS STRING)"
     big = f"concat({exact_decimal(f'abs({x})')}, '.000000')"
     negative = f"({x} < 0 OR CAST({x} AS STRING) = '-0.0')"
@@ -223,6 +232,22 @@ def float_fixed6(x: str) -> str:
 def _let(value: str, var: str, body: str) -> str:
     """``body`` with ``var`` bound to ``value``, evaluated once (a one-element transform)."""
     return f"element_at(transform(array({value}), {var} -> {body}), 1)"
+
+
+_SIMPLE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|-?[0-9]+(\.[0-9]+)?[LD]?|'[^'\\]*'")
+
+
+def _once(sql: str, build: Callable[[str], str]) -> str:
+    """``build(x)``, where the SQL ``build`` writes names ``x`` several times, with ``x``
+    standing for ``sql`` evaluated once: a column or a literal as it is, anything else
+    bound to a lambda variable (:func:`_let`). Otherwise every call nested in the argument
+    would multiply the text: three nested ``to_number(to_string(..))`` made 2 MB of SQL.
+    The variable's name is a hash of ``sql``, so the same term always gives the same
+    text (Spark compiles a plan's expressions by their text)."""
+    if _SIMPLE.fullmatch(sql):
+        return build(sql)
+    var = f"l{zlib.crc32(sql.encode()):08x}"
+    return _let(sql, var, build(var))
 
 
 def float_g17(x: str) -> str:
@@ -273,9 +298,11 @@ def _binop(term: n.BinOp, scope: Scope) -> str:
     if kind == "float":
         return _float_binop(op, a, b)
     if kind == "unsigned" and op in ("/", "%"):
-        ua, ub = unsigned_decimal(a), unsigned_decimal(b)
-        exact = f"(({ua} - {ua} % {ub}) / {ub})" if op == "/" else f"({ua} % {ub})"
-        return unsigned_bits(f"CAST({exact} AS DECIMAL(20,0))")
+        def exact(ua: str, ub: str) -> str:
+            return f"(({ua} - {ua} % {ub}) / {ub})" if op == "/" else f"({ua} % {ub})"
+        quotient = _once(unsigned_decimal(a), lambda ua: _once(unsigned_decimal(b),
+                                                                lambda ub: exact(ua, ub)))
+        return unsigned_bits(f"CAST({quotient} AS DECIMAL(20,0))")
     if op == "/":
         return f"({a} div {b})"
     if op == "%":
@@ -298,9 +325,13 @@ def _float_binop(op: str, a: str, b: str) -> str:
     if op == "^":
         return f"pow({a}, {b})"
     assert op == "/", op
-    negative_zero = f"CAST({b} AS STRING) LIKE '-%'"
-    return (f"(CASE WHEN {b} != 0 THEN {a} / {b} WHEN isnan({a}) OR {a} = 0 THEN double('NaN') "
-            f"WHEN ({a} > 0) != ({negative_zero}) THEN double('inf') ELSE double('-inf') END)")
+
+    def build(a: str, b: str) -> str:
+        negative_zero = f"CAST({b} AS STRING) LIKE '-%'"
+        return (f"(CASE WHEN {b} != 0 THEN {a} / {b} WHEN isnan({a}) OR {a} = 0 THEN "
+                f"double('NaN') WHEN ({a} > 0) != ({negative_zero}) THEN double('inf') "
+                "ELSE double('-inf') END)")
+    return _once(a, lambda a: _once(b, lambda b: build(a, b)))
 
 
 def _call(term: n.Call, scope: Scope) -> str:
@@ -372,6 +403,10 @@ def to_number(s: str) -> str:
     ``0b``/``-0b`` prefix picks base 16 or 2; otherwise base 10 after leading space. Like
     ``std::stoll`` it reads the longest valid prefix; no digits or overflow gives NULL
     (Soufflé aborts the program there)."""
+    return _once(s, _to_number)
+
+
+def _to_number(s: str) -> str:
     hexa = f"regexp_extract({s}, '^-?0x([0-9a-fA-F]*)', 1)"
     hexa_sign = f"regexp_extract({s}, '^(-?)', 1)"
     binary = f"regexp_extract({s}, '^-?0b([01]*)', 1)"
