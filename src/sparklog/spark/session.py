@@ -39,6 +39,10 @@ REQUIRED_CONF = {
     # that hold no NULLs). Reused plans (rounds._plan) also rely on it being off: no
     # optimized plan then depends on what a version holds.
     "spark.sql.constraintPropagation.enabled": "false",
+    # The analyzer resolves nested lambda functions one level per pass, and a term nested
+    # as deep as the parser allows (syntax/parser.py MAX_NESTING) binds arguments to
+    # nested lambdas (spark/expressions.py _once): its default 100 passes are too few.
+    "spark.sql.analyzer.maxIterations": "1000",
 }
 # Settings a run switches round by round (storage.Database.use_codegen); saved and restored.
 WHOLE_STAGE = "spark.sql.codegen.wholeStage"
