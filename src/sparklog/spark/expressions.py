@@ -241,8 +241,7 @@ def _once(sql: str, build: Callable[[str], str]) -> str:
     """``build(x)``, where the SQL ``build`` writes names ``x`` several times, with ``x``
     standing for ``sql`` evaluated once: a column or a literal as it is, anything else
     bound to a lambda variable (:func:`_let`). Otherwise every call nested in the argument
-    would multiply the text: three nested ``to_number(to_string(..))`` made 2 MB of SQL.
-    The variable's name is a hash of ``sql``, so the same term always gives the same
+    would multiply the text, exponentially in the nesting. The variable's name is a hash of ``sql``, so the same term always gives the same
     text (Spark compiles a plan's expressions by their text)."""
     if _SIMPLE.fullmatch(sql):
         return build(sql)

@@ -819,9 +819,9 @@ class Database:
         computes those it reads), and the depth starts again.
 
         A version deferred over deferred versions is computed, stages and all, by the job
-        that first reads it; a chain of some ninety one-join strata made that job's
-        lineage so deep that serializing it overflowed the JVM's stack. Each stratum adds
-        a stage and one per relation its widest kernel reads (an Exchange each at most)."""
+        that first reads it; over a long chain of strata that job's lineage grows until
+        serializing it overflows the JVM's stack. Each stratum adds a stage and one per
+        relation its widest kernel reads (an Exchange each at most)."""
         added = 1 + max((len(k.reads()) for k in kernels), default=0)
         depth = max((self.depths.get(r, 0) for r in relations), default=0) + added
         if depth > MAX_DEFERRED_DEPTH and self.pending:

@@ -63,8 +63,8 @@ def parse(text: str, file: str = "<program>", include_dirs: Sequence[str | Path]
 
 
 # Operators and calls inside one another in one term, at most: Spark's SQL parser refuses
-# an expression a few hundred levels deep (FAILED_TO_PARSE_TOO_COMPLEX; x + 1 + ... + 1
-# of 250 terms), and Python's stack ends near a thousand.
+# an expression a few hundred levels deep (FAILED_TO_PARSE_TOO_COMPLEX), and Python's
+# stack ends near a thousand.
 MAX_NESTING = 100
 _NESTING = (n.BinOp, n.UnaryOp, n.Call, n.Aggregate, n.HeadAggregate)
 
