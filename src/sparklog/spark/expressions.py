@@ -197,7 +197,7 @@ def _substr(s: str, i: str, length: str) -> str:
         take = f"CASE WHEN {length} < 0 OR {length} > {size} THEN {size} ELSE {length} END"
         return (f"(CASE WHEN {i} < 0 OR {i} > {size} THEN '' ELSE CAST(substring("
                 f"encode({s}, 'UTF-8'), CAST({i} AS INT) + 1, CAST({take} AS INT)) AS STRING) END)")
-    return _once(s, lambda s: _once(i, lambda i: _once(length, lambda n: build(s, i, n))))
+    return _shared([s, i, length], build)
 
 
 def _to_string(x: str, kind: str) -> str:
@@ -214,13 +214,11 @@ def exact_decimal(x: str) -> str:
     return f"reflect('scala.math.BigDecimal', 'exact', {x})"
 
 
-def float_fixed6(sql: str) -> str:
+def float_fixed6(x: str) -> str:
     """C's ``%f`` of a double. Rounding the exact expansion half-up is C's rounding: a
-    double is never exactly halfway between two multiples of 10^-6."""
-    return _once(sql, _fixed6)
-
-
-def _fixed6(x: str) -> str:
+    double is never exactly halfway between two multiples of 10^-6. Not through
+    :func:`_once`: ``reflect`` is nondeterministic, and Spark does not initialize a
+    nondeterministic expression inside a lambda's body."""
     mag = f"CAST(CAST({exact_decimal(f'abs({x})')} AS DECIMAL(38,6)) AS STRING)"
     big = f"concat({exact_decimal(f'abs({x})')}, '.000000')"
     negative = f"({x} < 0 OR CAST({x} AS STRING) = '-0.0')"
@@ -243,10 +241,23 @@ def _once(sql: str, build: Callable[[str], str]) -> str:
     bound to a lambda variable (:func:`_let`). Otherwise every call nested in the argument
     would multiply the text, exponentially in the nesting. The variable's name is a hash of ``sql``, so the same term always gives the same
     text (Spark compiles a plan's expressions by their text)."""
-    if _SIMPLE.fullmatch(sql):
-        return build(sql)
-    var = f"l{zlib.crc32(sql.encode()):08x}"
-    return _let(sql, var, build(var))
+    return _shared([sql], build)
+
+
+def _shared(sqls: list[str], build: Callable[..., str]) -> str:
+    """:func:`_once` for several arguments, bound together (a struct in one lambda
+    variable): a value bound inside another binding's lambda would sit in that lambda's
+    body, where Spark does not initialize a nondeterministic expression (``reflect``, in
+    the text of a float). ``build`` itself must not write one."""
+    bound = [i for i, sql in enumerate(sqls) if not _SIMPLE.fullmatch(sql)]
+    if not bound:
+        return build(*sqls)
+    var = f"l{zlib.crc32('|'.join(sqls).encode()):08x}"
+    if len(sqls) == 1:
+        return _let(sqls[0], var, build(var))
+    fields = ", ".join(f"'p{i}', {sqls[i]}" for i in bound)
+    args = [f"{var}.p{i}" if i in bound else sql for i, sql in enumerate(sqls)]
+    return _let(f"named_struct({fields})", var, build(*args))
 
 
 def float_g17(x: str) -> str:
@@ -299,8 +310,7 @@ def _binop(term: n.BinOp, scope: Scope) -> str:
     if kind == "unsigned" and op in ("/", "%"):
         def exact(ua: str, ub: str) -> str:
             return f"(({ua} - {ua} % {ub}) / {ub})" if op == "/" else f"({ua} % {ub})"
-        quotient = _once(unsigned_decimal(a), lambda ua: _once(unsigned_decimal(b),
-                                                                lambda ub: exact(ua, ub)))
+        quotient = _shared([unsigned_decimal(a), unsigned_decimal(b)], exact)
         return unsigned_bits(f"CAST({quotient} AS DECIMAL(20,0))")
     if op == "/":
         return f"({a} div {b})"
@@ -330,7 +340,7 @@ def _float_binop(op: str, a: str, b: str) -> str:
         return (f"(CASE WHEN {b} != 0 THEN {a} / {b} WHEN isnan({a}) OR {a} = 0 THEN "
                 f"double('NaN') WHEN ({a} > 0) != ({negative_zero}) THEN double('inf') "
                 "ELSE double('-inf') END)")
-    return _once(a, lambda a: _once(b, lambda b: build(a, b)))
+    return _shared([a, b], build)
 
 
 def _call(term: n.Call, scope: Scope) -> str:
