@@ -239,8 +239,9 @@ def _once(sql: str, build: Callable[[str], str]) -> str:
     """``build(x)``, where the SQL ``build`` writes names ``x`` several times, with ``x``
     standing for ``sql`` evaluated once: a column or a literal as it is, anything else
     bound to a lambda variable (:func:`_let`). Otherwise every call nested in the argument
-    would multiply the text, exponentially in the nesting. The variable's name is a hash of ``sql``, so the same term always gives the same
-    text (Spark compiles a plan's expressions by their text)."""
+    would multiply the text, exponentially in the nesting. The variable's name is a hash
+    of ``sql``, so the same term always gives the same text (Spark compiles a plan's
+    expressions by their text)."""
     return _shared([sql], build)
 
 

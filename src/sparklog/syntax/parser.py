@@ -86,15 +86,14 @@ def _parse(text: str, file: str) -> n.Program:
         program = None
     if program is None:  # nested past Python's stack: say where
         line, column = _deepest(tree)
-        raise ParseError(Diagnostic(Span(file, line, column), _too_deep("this term")),
+        raise ParseError(Diagnostic(Span(file, line, column), _TOO_DEEP),
                          {file: text}) from None
     _check_nesting(program, {file: text})
     return program
 
 
-def _too_deep(what: str) -> str:
-    return (f"{what} nests operators and calls more than {MAX_NESTING} deep, more than "
-            "Spark's SQL parser takes; split it with intermediate variables")
+_TOO_DEEP = (f"this term nests operators and calls more than {MAX_NESTING} deep, more than "
+             "Spark's SQL parser takes; split it with intermediate variables")
 
 
 def _deepest(tree: lark.Tree) -> tuple[int, int]:
@@ -125,7 +124,7 @@ def _check_nesting(program: n.Program, sources: dict[str, str]) -> None:
         if isinstance(node, _NESTING):
             depth += 1
             if depth > MAX_NESTING:
-                raise ParseError(Diagnostic(node.span, _too_deep("this term")), sources)
+                raise ParseError(Diagnostic(node.span, _TOO_DEEP), sources)
         stack.extend((getattr(node, f.name), depth) for f in reversed(dataclasses.fields(node))
                      if f.name != "span")
 
