@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Protocol
 
-from pyspark.sql import Column, DataFrame
+from pyspark.sql import Column
 from pyspark.sql import functions as F
 
 from sparklog.ir.nodes import Layout
@@ -120,41 +120,69 @@ class LatticeCombine:
     def merge(self, db: Database, relation: str, new: Any, runs: list[Any], merged: list[Any],
               iteration: int, metrics: Metrics) -> Any:
         sealed = runs[:len(runs) - len(merged)]
-        spark, cols, layout = db.spark, db.columns(relation), self.layout
-        unsigned = db.kinds(relation)[layout.dependent] == "unsigned"
-        value = f"c{layout.dependent}"
-        names = stored_names(layout)
-        key_names = [c for c in names if c != value]
-        old_type = _spark_type(db.kinds(relation)[layout.dependent])
-        order = ((lambda c: c.bitwiseXOR(F.lit(_SIGN_BIT))) if unsigned else (lambda c: c))
-        candidates = DataFrame(new, spark)
-        if sealed and layout.lattice in ("min", "max"):
+        plan = _LatticePlan.of(db, self.layout, db.kinds(relation)[self.layout.dependent],
+                               len(sealed), iteration >= 1)
+        candidates = new
+        if plan.best is not None:
             # the candidates joined per key first (inside the partition, no shuffle): the
             # sealed runs are then probed once per key, not once per derivation (a round of
             # Smart over email-Eu-core derives 100 million candidates for 800,000 keys)
-            join = F.min if layout.lattice == "min" else F.max
-            candidates = candidates.groupBy(*key_names).agg(
-                order(join(order(F.col(value)))).alias(value))
-        candidates = candidates.select(
-            *[F.col(c) for c in names], F.lit(NEWEST).alias(IT), F.lit(1).alias("_src"))
+            candidates = candidates.groupBy(plan.keys).agg(plan.best, plan.none)
+        candidates = candidates.select(plan.candidates)
         # each candidate carries its key's row of a sealed run, if any: a chain of
         # partition-local outer joins driven by the candidates, so the round's derivation
         # is planned once (a semi-join of each run with the candidates' keys would prune
         # the candidates' columns below their shuffle and derive them again per run);
         # after Database.compact a key has at most one row in all the runs
-        for k, run in enumerate(sealed):
-            probe = DataFrame(run, spark).select(*key_names, F.col(value).alias(f"_s{k}"))
-            candidates = candidates.join(probe, key_names, "left_outer")
-        old = (F.coalesce(*[F.col(f"_s{k}") for k in range(len(sealed))]) if sealed
-               else F.lit(None)).cast(old_type).alias("_old")
-        candidates = candidates.select(*[F.col(c) for c in names], F.col(IT), F.col("_src"), old)
-        union = candidates
+        for run, probe in zip(sealed, plan.probes):
+            candidates = candidates.join(run.select(probe), plan.key_names, "left_outer")
+        union = candidates.select(plan.with_old)
         for run in merged:  # (src 0) the runs the new one replaces
-            stored = DataFrame(run, spark).select(*[F.col(c) for c in names], F.col(IT),
-                                                  F.lit(0).alias("_src"),
-                                                  F.lit(None).cast(old_type).alias("_old"))
-            union = stored.unionByName(union)
-        keys = [F.col(c) for c in key_names]
+            union = run.select(plan.stored).unionByName(union)
+        rows = union.groupBy(plan.keys).agg(plan.first, plan.aggregates).select(plan.rows)
+        if sealed:  # a sealed key that did not improve stays in its run alone
+            rows = rows.where(plan.kept)
+        # (2) observed: n is the improved keys; the per-partition counts are of the new run
+        observed = metrics.on(rows, *lattice_counts(db))
+        return observed.select(db.columns(relation).stored)
+
+
+# The columns of a min/max/total relation's combine step, per JVM gateway and shape
+_PLANS: dict[tuple[int, Layout, str, int, bool], _LatticePlan] = {}
+
+
+class _LatticePlan:
+    """The columns LatticeCombine.merge passes to the JVM, as Java objects built once.
+
+    They depend only on the relation's layout, its dependent column's kind, how many sealed
+    runs a round probes and whether it is a loop round, so they are kept per such shape (a
+    user lattice's, which call the functors registered on the run's engine, per round).
+    Built through PySpark, every operation on a Column is a call into the JVM: a round's
+    combine step made some 700 of them, a quarter of a small round's driver time.
+    """
+
+    def __init__(self, spark: Any, layout: Layout, kind: str, sealed: int, loop: bool,
+                 lub: Column | None) -> None:
+        seq = lambda items: jvm.seq(spark, items)  # noqa: E731
+        unsigned = kind == "unsigned"
+        value = f"c{layout.dependent}"
+        names = stored_names(layout)
+        key_names = [c for c in names if c != value]
+        old_type = _spark_type(kind)
+        order = ((lambda c: c.bitwiseXOR(F.lit(_SIGN_BIT))) if unsigned else (lambda c: c))
+        columns, keys = [F.col(c) for c in names], [F.col(c) for c in key_names]
+        self.keys, self.key_names, self.none = seq(keys), seq(key_names), seq([])
+        self.best = None
+        if sealed and layout.lattice in ("min", "max"):
+            join = F.min if layout.lattice == "min" else F.max
+            self.best = order(join(order(F.col(value)))).alias(value)._jc
+        self.candidates = seq(columns + [F.lit(NEWEST).alias(IT), F.lit(1).alias("_src")])
+        self.probes = [seq(keys + [F.col(value).alias(f"_s{k}")]) for k in range(sealed)]
+        old = (F.coalesce(*[F.col(f"_s{k}") for k in range(sealed)]) if sealed
+               else F.lit(None)).cast(old_type).alias("_old")
+        self.with_old = seq(columns + [F.col(IT), F.col("_src"), old])
+        self.stored = seq(columns + [F.col(IT), F.lit(0).alias("_src"),
+                                     F.lit(None).cast(old_type).alias("_old")])
         stored_only = lambda c: F.when(F.col("_src") != 1, c)  # noqa: E731
         if layout.lattice in ("min", "max"):
             # (1) in the lattice's order: unsigned values compared as unsigned
@@ -166,12 +194,10 @@ class LatticeCombine:
                           pair(join(stored_only(ordered)), join(old)).alias("_was")]
             improved = F.col("_was").isNull() | better(F.col("_best"), F.col("_was"))
             best = F.col("_best").bitwiseXOR(F.lit(_SIGN_BIT)) if unsigned else F.col("_best")
-        elif layout.lattice.startswith("user:"):
+        elif lub is not None:
             # (1'') a user lattice (.lattice T<>): its Lub folded over the key's values,
             # from Bottom, by Spark's aggregate(collect_list(..), ..) inside the partition
             # (a sealed value repeats on each candidate row of its key: Lub is idempotent)
-            lub = user_lub(db, layout.lattice[5:], value, db.kinds(relation)[layout.dependent],
-                           also="_old")
             aggregates = [lub.alias("_best"), F.coalesce(F.max(stored_only(F.col(value))),
                                                          F.max("_old")).alias("_was")]
             improved = F.col("_was").isNull() | (F.col("_best") != F.col("_was"))
@@ -186,21 +212,28 @@ class LatticeCombine:
             improved = F.col("_was").isNull() | (F.col("_cand").isNotNull() &
                                                  (F.col("_cand") != F.col("_was")))
             best = F.coalesce(F.col("_cand"), F.col("_was"))
-        grouped = union.groupBy(*keys).agg(
-            *aggregates, F.max(F.when(F.col("_src") == 0, F.col(IT))).alias("_stamp"),
-            F.max(F.col("_src") == 0).alias("_merged"),
-            F.max(F.col("_old").isNotNull()).alias("_sealed"))
-        kept = F.lit(OLDER) if iteration >= 1 else F.col("_stamp")
-        merged_rows = grouped.select(*keys, best.alias(value),
-                                     F.when(improved, F.lit(NEWEST)).otherwise(kept).alias(IT),
-                                     improved.alias("_new"), F.col("_merged"),
-                                     (improved & F.coalesce(F.col("_sealed"), F.lit(False)))
-                                     .alias("_stale"))
-        if sealed:  # a sealed key that did not improve stays in its run alone
-            merged_rows = merged_rows.where(F.col("_merged") | F.col("_new"))
-        # (2) observed: n is the improved keys; the per-partition counts are of the new run
-        observed = metrics.on(merged_rows._jdf, *lattice_counts(db))
-        return observed.select(cols.stored)
+        aggregates += [F.max(F.when(F.col("_src") == 0, F.col(IT))).alias("_stamp"),
+                       F.max(F.col("_src") == 0).alias("_merged"),
+                       F.max(F.col("_old").isNotNull()).alias("_sealed")]
+        self.first, self.aggregates = aggregates[0]._jc, seq(aggregates[1:])
+        kept = F.lit(OLDER) if loop else F.col("_stamp")
+        self.rows = seq(keys + [best.alias(value),
+                                F.when(improved, F.lit(NEWEST)).otherwise(kept).alias(IT),
+                                improved.alias("_new"), F.col("_merged"),
+                                (improved & F.coalesce(F.col("_sealed"), F.lit(False)))
+                                .alias("_stale")])
+        self.kept = (F.col("_merged") | F.col("_new"))._jc
+
+    @classmethod
+    def of(cls, db: Database, layout: Layout, kind: str, sealed: int, loop: bool
+           ) -> _LatticePlan:
+        if layout.lattice.startswith("user:"):
+            lub = user_lub(db, layout.lattice[5:], f"c{layout.dependent}", kind, also="_old")
+            return cls(db.spark, layout, kind, sealed, loop, lub)
+        key = (id(db.spark.sparkContext._gateway), layout, kind, sealed, loop)
+        if key not in _PLANS:
+            _PLANS[key] = cls(db.spark, layout, kind, sealed, loop, None)
+        return _PLANS[key]
 
 
 def user_lub(db: Database, name: str, column: str, kind: str, also: str | None = None
