@@ -20,6 +20,7 @@ stored by the first job that reads them, and their bookkeeping runs after it
 from __future__ import annotations
 
 import itertools
+import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -69,19 +70,26 @@ class _Columns:
     @classmethod
     def of(cls, spark: SparkSession, layout: Layout, kinds: tuple[str, ...],
            allocation: Allocation) -> _Columns:
+        # Built from Spark's functions in the JVM: through PySpark's wrappers each column
+        # took a dozen calls into the JVM (about 280 for a relation of two columns).
+        functions = jvm.jclass(spark, "org.apache.spark.sql.functions")
+        col, lit = functions.col, functions.lit
+        alias = lambda c, name: getattr(c, "as")(name)  # noqa: E731
         # Re-alias every column with metadata: otherwise the optimizer drops a same-name
         # alias (c1#3 AS c1#19), the plan partitions by the source attribute, and the
         # checkpointed relation reports a partitioning that names none of its columns.
-        tagged = [F.col(f"c{i}").alias(f"c{i}", metadata={"sparklog": layout.relation})
-                  for i in range(layout.arity)]
-        home = tagged + [home_value(layout, kinds, allocation).alias(SB)]
-        keys = [F.col(c) for c in placement(layout)]
+        tag = jvm.jclass(spark, "org.apache.spark.sql.types.Metadata").fromJson(
+            json.dumps({"sparklog": layout.relation}))
+        tagged = [getattr(col(f"c{i}"), "as")(f"c{i}", tag) for i in range(layout.arity)]
+        home = tagged + [alias(functions.expr(home_sql(layout, kinds, allocation)), SB)]
+        keys = [col(c) for c in placement(layout)]
         order = tuple(f"c{i}" for i in layout.key) + (SB,) + tuple(f"c{i}" for i in layout.rest)
-        stored = [F.col(c) for c in order] + [F.col(IT)]
-        fresh = stored[:-1] + [F.lit(NEWEST).alias(IT)]
-        aged = stored[:-1] + [F.lit(OLDER).alias(IT)]
-        sort = [F.col(c).asc() for c in order]
-        seq = lambda items: jvm.seq(spark, items)
+        ordered = [col(c) for c in order]
+        stored = ordered + [col(IT)]
+        fresh = ordered + [alias(lit(NEWEST), IT)]
+        aged = ordered + [alias(lit(OLDER), IT)]
+        sort = [c.asc() for c in ordered]
+        seq = lambda items: jvm.seq(spark, items)  # noqa: E731
         return cls(seq(home), seq(keys), seq(list(order)), seq(stored), seq(fresh), seq(aged),
                    seq(sort))
 
@@ -96,10 +104,15 @@ def home_value(layout: Layout, kinds: tuple[str, ...], allocation: Allocation) -
     columns is bucketed by those instead. A computed column, never a literal: Spark folds
     a literal into the partitioning expression, and the stored relation would then no
     longer be co-partitioned by name."""
+    return F.expr(home_sql(layout, kinds, allocation))
+
+
+def home_sql(layout: Layout, kinds: tuple[str, ...], allocation: Allocation) -> str:
+    """:func:`home_value` as SQL text."""
     value = lambda i: hash_input(f"c{i}", kinds[i])  # noqa: E731
     keys = [value(i) for i in (layout.key or layout.hashed)]
     others = [value(i) for i in layout.hashed] if layout.key else []
-    return F.expr(allocation.home_sql(keys, others))
+    return allocation.home_sql(keys, others)
 
 
 class Metrics:
