@@ -2,13 +2,15 @@
 
 Everything here reaches past PySpark's API into Spark SQL's plans (LogicalRDD, a
 plan's leaves, Dataset.ofRows, the executed plan's partitioning, metrics and observed
-aggregates), an RDD's lineage, or the SparkContext's storage state. Each function says
+aggregates), an RDD's lineage, or the SparkContext's storage state; or into the JVM
+classes PySpark does wrap, where its wrapper costs many calls (``functions``). Each function says
 which Spark behaviour it relies on; tests/spark exercise every one of them, so an upgrade
 of the pinned pyspark that changes one fails there, not in a user's run.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -24,6 +26,17 @@ def jclass(spark: SparkSession, name: str) -> Any:
     if key not in _JCLASSES:
         _JCLASSES[key] = getattr(spark.sparkContext._jvm, name)
     return _JCLASSES[key]
+
+
+def functions(spark: SparkSession) -> Any:
+    """Spark's ``org.apache.spark.sql.functions``: a column built from it directly is one
+    call into the JVM, where PySpark's wrapper resolves the class anew for every call."""
+    return jclass(spark, "org.apache.spark.sql.functions")
+
+
+def metadata(spark: SparkSession, value: dict[str, Any]) -> Any:
+    """A column Metadata holding ``value`` (what PySpark's ``alias(metadata=...)`` makes)."""
+    return jclass(spark, "org.apache.spark.sql.types.Metadata").fromJson(json.dumps(value))
 
 
 def _nothing(spark: SparkSession) -> Any:

@@ -20,7 +20,6 @@ stored by the first job that reads them, and their bookkeeping runs after it
 from __future__ import annotations
 
 import itertools
-import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -72,14 +71,13 @@ class _Columns:
            allocation: Allocation) -> _Columns:
         # Built from Spark's functions in the JVM: through PySpark's wrappers each column
         # took a dozen calls into the JVM (about 280 for a relation of two columns).
-        functions = jvm.jclass(spark, "org.apache.spark.sql.functions")
+        functions = jvm.functions(spark)
         col, lit = functions.col, functions.lit
         alias = lambda c, name: getattr(c, "as")(name)  # noqa: E731
         # Re-alias every column with metadata: otherwise the optimizer drops a same-name
         # alias (c1#3 AS c1#19), the plan partitions by the source attribute, and the
         # checkpointed relation reports a partitioning that names none of its columns.
-        tag = jvm.jclass(spark, "org.apache.spark.sql.types.Metadata").fromJson(
-            json.dumps({"sparklog": layout.relation}))
+        tag = jvm.metadata(spark, {"sparklog": layout.relation})
         tagged = [getattr(col(f"c{i}"), "as")(f"c{i}", tag) for i in range(layout.arity)]
         home = tagged + [alias(functions.expr(home_sql(layout, kinds, allocation)), SB)]
         keys = [col(c) for c in placement(layout)]
