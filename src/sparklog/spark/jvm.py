@@ -2,10 +2,10 @@
 
 Everything here reaches past PySpark's API into Spark SQL's plans (LogicalRDD, a
 plan's leaves, Dataset.ofRows, the executed plan's partitioning, metrics and observed
-aggregates), an RDD's lineage, or the SparkContext's storage state; or into the JVM
-classes PySpark does wrap, where its wrapper costs many calls (``functions``). Each function says
-which Spark behaviour it relies on; tests/spark exercise every one of them, so an upgrade
-of the pinned pyspark that changes one fails there, not in a user's run.
+aggregates), an RDD's lineage, or the SparkContext's storage state; or into classes
+PySpark does wrap, where its wrapper costs many calls (``functions``). Each function
+says which Spark behaviour it relies on; tests/spark exercise every one of them, so an
+upgrade of the pinned pyspark that changes one fails there, not in a user's run.
 """
 
 from __future__ import annotations
