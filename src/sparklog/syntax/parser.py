@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import itertools
 from collections.abc import Sequence
 from dataclasses import replace
@@ -19,6 +18,7 @@ from sparklog.syntax import nodes as n
 from sparklog.syntax.diagnose import diagnose
 from sparklog.syntax.fold import fact
 from sparklog.syntax.preprocess import has_directives, preprocess
+from sparklog.syntax.walk import too_deep
 
 _ESCAPES = {'"': '"', "\\": "\\", "n": "\n", "t": "\t", "r": "\r", "'": "'", "0": "\0"}
 _INT64_MIN, _UINT64_MAX = -(2**63), 2**64 - 1
@@ -66,7 +66,6 @@ def parse(text: str, file: str = "<program>", include_dirs: Sequence[str | Path]
 # an expression a few hundred levels deep (FAILED_TO_PARSE_TOO_COMPLEX), and Python's
 # stack ends near a thousand.
 MAX_NESTING = 100
-_NESTING = (n.BinOp, n.UnaryOp, n.Call, n.Aggregate, n.HeadAggregate)
 
 
 def _parse(text: str, file: str) -> n.Program:
@@ -113,20 +112,9 @@ def _deepest(tree: lark.Tree) -> tuple[int, int]:
 
 def _check_nesting(program: n.Program, sources: dict[str, str]) -> None:
     """An error at the first term whose operators and calls nest past MAX_NESTING."""
-    stack: list[tuple[object, int]] = [(c, 0) for c in reversed(program.clauses)]
-    while stack:
-        node, depth = stack.pop()
-        if isinstance(node, tuple):
-            stack.extend((x, depth) for x in reversed(node))
-            continue
-        if not dataclasses.is_dataclass(node) or isinstance(node, Span):
-            continue
-        if isinstance(node, _NESTING):
-            depth += 1
-            if depth > MAX_NESTING:
-                raise ParseError(Diagnostic(node.span, _TOO_DEEP), sources)
-        stack.extend((getattr(node, f.name), depth) for f in reversed(dataclasses.fields(node))
-                     if f.name != "span")
+    deep = too_deep(program.clauses, MAX_NESTING)
+    if deep is not None:
+        raise ParseError(Diagnostic(deep.span, _TOO_DEEP), sources)
 
 
 def parse_file(path: str | Path, include_dirs: Sequence[str | Path] = (),

@@ -87,3 +87,27 @@ def map_terms(node, fn: Callable[[n.Term], n.Term]):
     if changes:
         node = dataclasses.replace(node, **changes)
     return fn(node) if isinstance(node, n.TERMS) else node
+
+
+_NESTING = (n.BinOp, n.UnaryOp, n.Call, n.Aggregate, n.HeadAggregate)
+
+
+def too_deep(node, limit: int):
+    """The first term (pre-order, inside aggregate bodies too) whose operators, calls and
+    aggregates nest more than ``limit`` deep, or None. Iterative, unlike the walks above:
+    it guards them, and Python's stack ends near a thousand levels."""
+    stack: list[tuple[object, int]] = [(node, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, tuple):
+            stack.extend((x, depth) for x in reversed(node))
+            continue
+        if not dataclasses.is_dataclass(node) or isinstance(node, type):
+            continue
+        if isinstance(node, _NESTING):
+            depth += 1
+            if depth > limit:
+                return node
+        stack.extend((getattr(node, f.name), depth) for f in reversed(dataclasses.fields(node))
+                     if f.name != "span")
+    return None
