@@ -8,6 +8,7 @@ Usage (from the repository root)::
     python3 -m tests.campaign --runs 300 --lattice 1  # programs with $MIN/$MAX relations
     python3 -m tests.campaign --runs 2000 --lattice 0.2  # a fifth of them lattice programs
     python3 -m tests.campaign --runs 300 --closures 1 --strategy smart  # rewritten recursions
+    python3 -m tests.campaign --runs 200 --options tiny_rows=0,rollover_rows=1  # mechanisms
 
 Each seed gives one program (tests/strategies.py ``generate``, or ``generate_lattice`` for
 a lattice program: ``--lattice P`` draws one for a fraction P of the seeds, the same seeds
@@ -36,6 +37,7 @@ from sparklog.syntax.parser import parse
 from sparklog.syntax.printer import print_program
 from tests import reference
 from tests.closure_programs import generate_closure
+from tests.options import parse as parse_options
 from tests.strategies import generate, generate_lattice
 
 KIND_OF_DF = {"number": "long", "unsigned": "long", "float": "double", "symbol": "string"}
@@ -261,13 +263,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-shrink", action="store_true", help="report failures as drawn")
     parser.add_argument("--run-rows", type=int, default=None, metavar="N",
                         help="seal stored runs at N rows (Options.run_rows; small N: many runs)")
+    parser.add_argument("--options", default="", metavar="NAME=VALUE,...",
+                        help="engine options of the runs, e.g. 'tiny_rows=0,join_planning="
+                        "dynamic,broadcast_rows=1000000': thresholds set so that the "
+                        "mechanisms the small random inputs never reach run in every round")
     args = parser.parse_args(argv)
     from sparklog.spark import session
     import sparklog
 
     spark = session.start(f"local[{args.partitions}]", partitions=args.partitions,
                           conf={"spark.driver.memory": "2g"})
-    options = {} if args.run_rows is None else {"run_rows": args.run_rows}
+    options = parse_options(args.options)
+    if args.run_rows is not None:
+        options["run_rows"] = args.run_rows
     if args.strategy is not None:
         options["strategy"] = args.strategy
     engine = sparklog.Engine(spark=spark, partitions=args.partitions, **options)
@@ -310,7 +318,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"summary: {done} programs (seeds {args.seed}..{args.seed + args.runs - 1}"
           f"{f', {lattices} of them lattice programs' if args.lattice else ''}"
           f"{f', {closures} closure programs' if args.closures else ''}"
-          f"{f', strategy {args.strategy}' if args.strategy else ''}), "
+          f"{f', strategy {args.strategy}' if args.strategy else ''}"
+          f"{f', options {options}' if options else ''}), "
           f"{done - len(failures)} agree with the reference, {len(failures)} fail"
           + ("" if not failures else ": seeds " + ", ".join(str(f.case.seed) for f in failures)))
     spark.stop()

@@ -16,6 +16,8 @@ os.environ["SPARKLOG_CACHE_DIR"] = "off"
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from tests import options  # noqa: E402 - needs the repository on sys.path
+
 
 def _shared() -> Path:
     """The workplace's shared folder: $SPARKLOG_SHARED, else the nearest ``shared/`` above
@@ -35,18 +37,7 @@ def _forced_options() -> dict[str, object]:
     """Engine options every test's engine takes unless the test sets them itself, from
     $SPARKLOG_TEST_OPTIONS ("balance_ratio=1,balance_rows=0"): CI runs the tests that
     check answers a second time with the load balancer refining at every round."""
-    forced: dict[str, object] = {}
-    for item in filter(None, os.environ.get("SPARKLOG_TEST_OPTIONS", "").split(",")):
-        name, _, text = item.partition("=")
-        value: object = {"true": True, "false": False}.get(text.lower(), text)
-        for kind in (int, float):
-            try:
-                value = kind(text)
-                break
-            except ValueError:
-                pass
-        forced[name.strip()] = value
-    return forced
+    return options.parse(os.environ.get("SPARKLOG_TEST_OPTIONS", ""))
 
 
 if _forced_options():
