@@ -85,3 +85,21 @@ def test_every_way_of_running_rounds_reads_every_run(spark, tmp_path, options):
     result = run(engine, TC, {"edge": edges_df(spark, gen.chain(n))})
     assert rows(result["tc"]) == {(i, j) for i in range(n + 1) for j in range(i + 1, n + 1)}
     assert max(r["runs"] for r in result.stats if r["relation"] == "tc") >= 2
+
+
+def test_a_join_over_several_runs_moves_no_stored_row(spark):
+    """A join reading a relation's full version, stored as several runs, reads the runs
+    where they lie: Smart's two loop rules join ``tc@len`` with its own full version, and
+    every round shuffles as many times whether it is kept as one run or as many (a union
+    of runs that lost their placement would reshuffle all of full every round)."""
+    chain = edges_df(spark, gen.chain(40))
+    shuffles = {}
+    for run_rows in (0, 4):
+        engine = sparklog.Engine(spark=spark, strategy="smart", partitions=2,
+                                 run_rows=run_rows, trace_lineage=True)
+        result = run(engine, TC, {"edge": chain})
+        assert result.size("tc") == 40 * 41 // 2
+        runs = {r["runs"] for r in result.stats if r["relation"] == "tc@len"}
+        assert max(runs) >= 2 if run_rows else runs == {1}, runs
+        shuffles[run_rows] = [t["shuffles"] for t in result.lineage]
+    assert shuffles[4] == shuffles[0], shuffles

@@ -365,8 +365,9 @@ def observed_row(spark: SparkSession, plan: Any, source: Any, name: str) -> dict
 
 def lineage(spark: SparkSession, rdd: Any) -> dict[str, int]:
     """How much of the past a round's job carries: the RDDs it reaches before a
-    checkpoint, the largest serialized partition among them (a task ships one), and how
-    many of them read stored blocks (jvm.blocks).
+    checkpoint, the largest serialized partition among them (a task ships one), how
+    many of them read stored blocks (jvm.blocks), and the shuffles among them (its
+    Exchanges: which stored rows a round moves).
 
     The first two stay constant round after round when every version's lineage is cut; a
     partition that kept references to uncut partitions of earlier versions grows by
@@ -374,7 +375,7 @@ def lineage(spark: SparkSession, rdd: Any) -> dict[str, int]:
     """
     serialize = jclass(spark, "org.apache.spark.util.Utils").serialize
     seen: set[int] = set()
-    todo, largest, blocks = [rdd], 0, 0
+    todo, largest, blocks, shuffles = [rdd], 0, 0, 0
     while todo:
         r = todo.pop()
         if r.id() in seen:
@@ -388,8 +389,11 @@ def lineage(spark: SparkSession, rdd: Any) -> dict[str, int]:
             continue
         deps = r.dependencies().iterator()
         while deps.hasNext():
-            todo.append(deps.next().rdd())
-    return {"rdds": len(seen), "partition_bytes": largest, "blocks": blocks}
+            dep = deps.next()
+            shuffles += dep.getClass().getSimpleName() == "ShuffleDependency"
+            todo.append(dep.rdd())
+    return {"rdds": len(seen), "partition_bytes": largest, "blocks": blocks,
+            "shuffles": shuffles}
 
 
 def derivations(plan: Any, hint: dict[str, int] | None = None, key: str = "") -> int:

@@ -156,7 +156,13 @@ def scan_sql(step: Scan, store: Store, names: dict[str, str], keep_sb: bool) -> 
                 conds.append(f"c{i} = {X.value(arg, X.Scope())}")
     assert len(kinds) == len(step.args)
     if keep_sb:
-        cols.append(SB)
+        # Aliased to itself: a bare ``_sb`` from a view carries the view's name as its
+        # qualifier, which the stored placement's ``_sb`` lacks, and Spark's UnionExec
+        # compares its children's placements with that qualifier (Scala ``==``, not
+        # semanticEquals): the UNION ALL of a relation's runs would then claim no placement
+        # and every join reading them would shuffle all its stored rows. Aliased, each run's
+        # ``_sb`` is a fresh attribute with no qualifier, so the union keeps the placement.
+        cols.append(f"{SB} AS {SB}")
     select = f"SELECT {', '.join(cols) or '1 AS _unit'} FROM "
     # Stamps are relative (see storage.Database.insert), so this text, and the code Spark
     # generates for it, is the same in every iteration: compiled once, then cached. Only
