@@ -120,6 +120,25 @@ def stored_rdd(df: DataFrame) -> Any:
     return df.__dict__["_sparklog_rdd"]
 
 
+def compute_together(spark: SparkSession, rdds: list[Any]) -> None:
+    """Compute RDDs marked for a local checkpoint, each of the same number of partitions,
+    in one Spark job, and checkpoint them.
+
+    The job counts the rows of their partition-wise union (Spark's
+    SQLPartitioningAwareUnionRDD, what a UNION ALL of co-partitioned children runs):
+    task i computes partition i of every RDD, so each sees the partition index it would
+    see alone (the per-partition counts a version observes use SPARK_PARTITION_ID()).
+    Each partition computed is stored, as a checkpoint-marked RDD stores every partition
+    computed (localCheckpoint persists it), and at the job's end RDD.doCheckpoint recurses
+    from the union into its parents, whose LocalRDDCheckpointData then finds no partition
+    missing and runs no job of its own. One job in place of one per RDD.
+    """
+    union = jclass(spark, "org.apache.spark.rdd.SQLPartitioningAwareUnionRDD")(
+        spark.sparkContext._jsc.sc(), seq(spark, rdds), rdds[0].getNumPartitions(),
+        rdds[0].elementClassTag())
+    union.count()
+
+
 def cached_rdds(spark: SparkSession) -> dict[int, int]:
     """RDD id -> number of partitions in block storage, for every persisted RDD."""
     infos = spark.sparkContext._jsc.sc().getRDDStorageInfo()

@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pyspark.sql import DataFrame
@@ -343,16 +343,41 @@ def _frame(db: Database, step: _Step) -> DataFrame:
 
 
 def _compute(db: Database, steps: list[_Step]) -> None:
-    """Run a marked round's jobs: compute and store its lazily checkpointed versions."""
+    """Run a marked round's jobs: compute and store its lazily checkpointed versions.
+
+    The versions of a round's relations are independent of each other (each reads the
+    versions of the rounds before), so those whose tasks make projections alike are
+    computed by one job (jvm.compute_together; their partitions pairwise, so the versions
+    must have as many partitions), not one job a relation: a mutual
+    recursion, a relation with a lagging index, PageRank's ranks and sums pay one job's
+    fixed cost a round. A rolled-over round's inner iterations run first, in order, each
+    a job of its own (they read the pieces before them).
+    """
+    together: dict[tuple[str, int], list[tuple[_Step, Any]]] = {}
     for step in steps:
-        _for_job(db, step)
+        if step.pieces:
+            _for_job(db, step)
         for piece in step.pieces:  # a rolled-over round's inner iterations, in order
             _stored_rdd(piece).doCheckpoint()
         rdd = _stored_rdd(step.full)
         if rdd is not None:
             if db.lineage is not None:
                 db.lineage.append(jvm.lineage(db.spark, rdd))
-            rdd.doCheckpoint()  # one job: what an eager local checkpoint runs
+            together.setdefault((step.factory, rdd.getNumPartitions()), []).append((step, rdd))
+    for group in together.values():
+        first = group[0][0]
+        if len(group) == 1:
+            _for_job(db, first)
+            group[0][1].doCheckpoint()  # one job: what an eager local checkpoint runs
+            continue
+        joint = f"{first.group}+{len(group) - 1}"
+        for step, _ in group:
+            step.joint = joint
+        _for_job(db, replace(first, group=joint, description=f"{first.description} and "
+                             f"{', '.join(s.relation for s, _ in group[1:])}"))
+        jvm.compute_together(db.spark, [rdd for _, rdd in group])
+        for _, rdd in group:
+            rdd.doCheckpoint()  # a no-op once the joint job has checkpointed it
 
 
 def _store(db: Database, steps: list[_Step]) -> None:
@@ -387,6 +412,7 @@ class _Step:
     rerun: tuple[jvm.Executed, Any] | None = None
     marked: bool = False  # full is lazily checkpointed (_mark): its RDDs are built
     factory: str = "FALLBACK"  # FACTORY_MODE for its tasks (Database.use_codegen)
+    joint: str | None = None  # the group of the job it shared with others (_compute)
     serialized: bool = False  # a tiny rerun, stored serialized (Database.serialized_reruns)
     outer: str = "local"  # what its joins move (_derive): the stats' join-planning choice
     merges: int | None = None  # how many of the newest stored runs it replaces (merges())
@@ -648,9 +674,17 @@ def _record_round(db: Database, sp: StratumPlan, steps: list[_Step], stats: Stat
         if not _recorded(db, step):
             continue
         # a relation's record counts the jobs of its lagging indexes' copies too
-        jobs = sum(len(db.tracker().getJobIdsForGroup(s.group)) for s in steps
-                   if s is step or db.layout(s.relation).index_of == step.relation)
+        jobs = len(set().union(*(_job_ids(db, s) for s in steps if s is step
+                                 or db.layout(s.relation).index_of == step.relation)))
         _record_step(db, sp, step, stats, iteration, seconds, news[step.relation], jobs)
+
+
+def _job_ids(db: Database, step: _Step) -> set[int]:
+    """The Spark jobs that computed the step's version: its own, and the joint one."""
+    ids = set(db.tracker().getJobIdsForGroup(step.group))
+    if step.joint is not None:
+        ids.update(db.tracker().getJobIdsForGroup(step.joint))
+    return ids
 
 
 def _recorded(db: Database, step: _Step) -> bool:
@@ -674,7 +708,7 @@ def _record_step(db: Database, sp: StratumPlan, step: _Step, stats: Stats, itera
         return
     key = f"{sp.stratum.index}/{step.relation}/{min(iteration, 1)}"
     if jobs is None:
-        jobs = len(db.tracker().getJobIdsForGroup(step.group))
+        jobs = len(_job_ids(db, step))
     # a round whose placement was restored has a second home Exchange above the first
     hint = db.exchanges if step.new.placed is None else None
     inner = [int(m.get["n"] or 0) for m in step.inner]  # a rolled-over round's slices
