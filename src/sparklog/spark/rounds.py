@@ -1,6 +1,7 @@
 """Rounds: semi-naive evaluation of each stratum over the stored versions (storage.py).
 
-One iteration of a stratum with one relation is one Spark job:
+One iteration of a stratum is one Spark job (its relations' versions computed together,
+:func:`_compute`); for one relation:
 
     derived  = union of the loop kernels          (partition-local joins with stored sides)
     new      = derived shuffled once to its home, deduplicated, anti-joined with full
