@@ -103,3 +103,43 @@ def test_a_join_over_several_runs_moves_no_stored_row(spark):
         assert max(runs) >= 2 if run_rows else runs == {1}, runs
         shuffles[run_rows] = [t["shuffles"] for t in result.lineage]
     assert shuffles[4] == shuffles[0], shuffles
+
+
+PROJECTIONS = """
+.decl edge(x: number, y: number)
+.input edge
+.decl tc(x: number, y: number)
+.output tc
+tc(x, y) :- edge(x, y).
+tc(x, y) :- tc(x, z), tc(z, y).
+.decl flip(y: number, x: number)
+.output flip
+flip(y, x) :- tc(x, y).
+"""
+
+
+def test_a_copy_into_the_same_placement_moves_no_row(spark, monkeypatch):
+    """A kernel that only copies a scan's variables into a head bucketed by the same
+    columns derives rows that are home already (translate.keeps_home): Smart's
+    ``tc@len(x, y, 1) :- edge(x, y)`` and ``tc(x, y) :- tc@len(x, y, _)`` get no home
+    Exchange; ``flip`` swaps the columns, so its rows must move. Answers exact."""
+    from sparklog.spark import jvm, storage
+
+    exchanges: dict[str, bool] = {}
+    insert = storage.Database.insert
+
+    def watched(self, relation, derived, iteration, merges=None):
+        full, metrics = insert(self, relation, derived, iteration, merges)
+        if iteration == 0:
+            exchanges[relation] = jvm.has_home_exchange(full._jdf)
+        return full, metrics
+
+    monkeypatch.setattr(storage.Database, "insert", watched)
+    engine = sparklog.Engine(spark=spark, strategy="smart", partitions=2)
+    n = 50
+    result = run(engine, PROJECTIONS, {"edge": edges_df(spark, gen.chain(n))})
+    closure = {(i, j) for i in range(n + 1) for j in range(i + 1, n + 1)}
+    assert rows(result["tc"]) == closure
+    assert rows(result["flip"]) == {(j, i) for i, j in closure}
+    assert exchanges["tc@len"] is False and exchanges["tc"] is False, exchanges
+    assert exchanges["flip"] is True, exchanges
