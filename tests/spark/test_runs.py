@@ -14,6 +14,7 @@ import sparklog
 from sparklog import gen
 from sparklog.syntax.parser import parse
 from tests import reference
+from tests.spark.test_closure import NONLINEAR as NONLINEAR_TC
 from tests.spark.helpers import TC, edges_df, rounds, rows, run
 
 
@@ -105,13 +106,7 @@ def test_a_join_over_several_runs_moves_no_stored_row(spark):
     assert shuffles[4] == shuffles[0], shuffles
 
 
-PROJECTIONS = """
-.decl edge(x: number, y: number)
-.input edge
-.decl tc(x: number, y: number)
-.output tc
-tc(x, y) :- edge(x, y).
-tc(x, y) :- tc(x, z), tc(z, y).
+PROJECTIONS = NONLINEAR_TC + """
 .decl flip(y: number, x: number)
 .output flip
 flip(y, x) :- tc(x, y).
