@@ -81,7 +81,7 @@ class _Columns:
         tag = jvm.metadata(spark, {"sparklog": layout.relation})
         tagged = [getattr(col(f"c{i}"), "as")(f"c{i}", tag) for i in range(layout.arity)]
         home = tagged + [alias(functions.expr(home_sql(layout, kinds, allocation)), SB)]
-        kept = tagged + [col(SB)]
+        kept = tagged + [getattr(col(SB), "as")(SB, tag)]  # tagged too, for the same reason
         keys = [col(c) for c in placement(layout)]
         order = tuple(f"c{i}" for i in layout.key) + (SB,) + tuple(f"c{i}" for i in layout.rest)
         ordered = [col(c) for c in order]
