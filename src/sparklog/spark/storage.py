@@ -90,8 +90,8 @@ class _Columns:
         aged = ordered + [alias(lit(OLDER), IT)]
         sort = [c.asc() for c in ordered]
         seq = lambda items: jvm.seq(spark, items)  # noqa: E731
-        return cls(seq(home), seq(kept), seq(keys), seq(list(order)), seq(stored), seq(fresh), seq(aged),
-                   seq(sort))
+        return cls(seq(home), seq(kept), seq(keys), seq(list(order)), seq(stored), seq(fresh),
+                   seq(aged), seq(sort))
 
 
 _COLUMNS: dict[tuple[int, Layout, Allocation], _Columns] = {}  # per JVM gateway, shared by runs
