@@ -14,7 +14,6 @@ import sparklog
 from sparklog import gen
 from sparklog.syntax.parser import parse
 from tests import reference
-from tests.spark.test_closure import NONLINEAR as NONLINEAR_TC
 from tests.spark.helpers import TC, edges_df, rounds, rows, run
 
 
@@ -104,48 +103,3 @@ def test_a_join_over_several_runs_moves_no_stored_row(spark):
         assert max(runs) >= 2 if run_rows else runs == {1}, runs
         shuffles[run_rows] = [t["shuffles"] for t in result.lineage]
     assert shuffles[4] == shuffles[0], shuffles
-
-
-PROJECTIONS = NONLINEAR_TC + """
-.decl flip(y: number, x: number)
-.output flip
-flip(y, x) :- tc(x, y).
-"""
-
-
-def test_a_copy_into_the_same_placement_moves_no_row(spark, monkeypatch):
-    """A kernel that only copies a scan's variables into a head bucketed by the same
-    columns derives rows that are home already (translate.keeps_home): Smart's
-    ``tc@len(x, y, 1) :- edge(x, y)`` and ``tc(x, y) :- tc@len(x, y, _)`` get no home
-    Exchange; ``flip`` swaps the columns, so its rows must move. The versions so stored
-    keep their placement: the rounds after shuffle as often as when every row moved.
-    Answers exact."""
-    from sparklog.spark import jvm, rounds, storage
-
-    exchanges: dict[str, bool] = {}
-    insert = storage.Database.insert
-
-    def watched(self, relation, derived, iteration, merges=None):
-        full, metrics = insert(self, relation, derived, iteration, merges)
-        if iteration == 0:
-            exchanges[relation] = jvm.has_home_exchange(full._jdf)
-        return full, metrics
-
-    monkeypatch.setattr(storage.Database, "insert", watched)
-    engine = sparklog.Engine(spark=spark, strategy="smart", partitions=2, trace_lineage=True)
-    n = 50
-    edges = {"edge": edges_df(spark, gen.chain(n))}
-    result = run(engine, PROJECTIONS, edges)
-    closure = {(i, j) for i in range(n + 1) for j in range(i + 1, n + 1)}
-    assert rows(result["tc"]) == closure
-    assert rows(result["flip"]) == {(j, i) for i, j in closure}
-    assert exchanges["tc@len"] is False and exchanges["tc"] is False, exchanges
-    assert exchanges["flip"] is True, exchanges
-    monkeypatch.setattr(rounds, "keeps_home", lambda kernel, db: False)
-    moved = run(engine, PROJECTIONS, edges)
-    assert exchanges["tc@len"] is True and exchanges["tc"] is True, exchanges
-    assert rows(moved["tc"]) == closure
-    # the first loop round's job also computes the deferred first version of tc@len,
-    # whose home Exchange is gone; every later round shuffles as often
-    kept, every = ([t["shuffles"] for t in r.lineage] for r in (result, moved))
-    assert kept[0] == every[0] - 1 and kept[1:] == every[1:], (kept, every)

@@ -32,8 +32,7 @@ from sparklog.spark.jvm import stored_rdd as _stored_rdd
 from sparklog.spark.session import FACTORY_MODE
 from sparklog.spark.jobs import _Job
 from sparklog.spark.storage import Database, Metrics, _checkpoint, _spark_type, empty_frame
-from sparklog.spark.translate import (IT, NEWEST, creates_symbols, keeps_home, kernel_query,
-                                      kernel_symbols)
+from sparklog.spark.translate import IT, NEWEST, creates_symbols, kernel_query, kernel_symbols
 from sparklog.syntax import nodes as n
 from sparklog.syntax.printer import print_clause
 
@@ -765,8 +764,7 @@ def _derive(db: Database, relation: str, kernels: list[Kernel]) -> tuple[DataFra
     if not kernels:
         return empty_frame(db.spark, [(f"c{i}", _spark_type(k))
                                       for i, k in enumerate(db.kinds(relation))]), "local"
-    keep = all(keeps_home(k, db) for k in kernels)  # then the rows are home already
-    queries = [kernel_query(k, db, keep) for k in kernels]
+    queries = [kernel_query(k, db) for k in kernels]
     sql = " UNION ALL ".join(f"({text})" for text, _ in queries)
     moved = {m for _, ms in queries for m in ms}
     outer = next((m for m in ("both", "delta", "inner", "outer") if m in moved), "local")

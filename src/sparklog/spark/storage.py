@@ -59,7 +59,6 @@ class _Columns:
     """
 
     home: Any  # Seq[Column]: c0..ck tagged, then the sub-bucket
-    kept: Any  # the same, the sub-bucket the derived rows kept (translate.keeps_home)
     keys: Any  # Seq[Column]: what the relation is hash-partitioned by (placement())
     order: Any  # Seq[String]: bucket columns, _sb, other columns (the anti-join keys)
     stored: Any  # Seq[Column]: the stored columns in order, then _it
@@ -81,7 +80,6 @@ class _Columns:
         tag = jvm.metadata(spark, {"sparklog": layout.relation})
         tagged = [getattr(col(f"c{i}"), "as")(f"c{i}", tag) for i in range(layout.arity)]
         home = tagged + [alias(functions.expr(home_sql(layout, kinds, allocation)), SB)]
-        kept = tagged + [getattr(col(SB), "as")(SB, tag)]  # tagged too, for the same reason
         keys = [col(c) for c in placement(layout)]
         order = tuple(f"c{i}" for i in layout.key) + (SB,) + tuple(f"c{i}" for i in layout.rest)
         ordered = [col(c) for c in order]
@@ -90,8 +88,8 @@ class _Columns:
         aged = ordered + [alias(lit(OLDER), IT)]
         sort = [c.asc() for c in ordered]
         seq = lambda items: jvm.seq(spark, items)  # noqa: E731
-        return cls(seq(home), seq(kept), seq(keys), seq(list(order)), seq(stored), seq(fresh),
-                   seq(aged), seq(sort))
+        return cls(seq(home), seq(keys), seq(list(order)), seq(stored), seq(fresh), seq(aged),
+                   seq(sort))
 
 
 _COLUMNS: dict[tuple[int, Layout, Allocation], _Columns] = {}  # per JVM gateway, shared by runs
@@ -575,8 +573,7 @@ class Database:
         metrics = Metrics(self.spark, f"new_{relation}_{iteration}")
         metrics.merged = len(merged)
         metrics.rows = sum(self.rows_of(relation, r) for r in merged)
-        home = SB in derived.columns  # the rows kept their home (translate.keeps_home)
-        full = self._combined(relation, derived._jdf, runs, merged, iteration, metrics, home)
+        full = self._combined(relation, derived._jdf, runs, merged, iteration, metrics)
         if not jvm.has_home_exchange(full):
             # Spark found the derived tuples placed already and planned no home Exchange,
             # whose written rows are the round's derivations (jvm.derivations): count them
@@ -585,7 +582,7 @@ class Database:
             counted = metrics.derived.on(derived._jdf, F.count(F.lit(1)).alias("n"),
                                          jvm.seq(self.spark, []))
             metrics.placed = None
-            full = self._combined(relation, counted, runs, merged, iteration, metrics, home)
+            full = self._combined(relation, counted, runs, merged, iteration, metrics)
         for observed in (metrics, metrics.placed, metrics.derived):
             if observed is not None:
                 observed.source = full
@@ -646,15 +643,11 @@ class Database:
         return DataFrame(full, self.spark), metrics
 
     def _combined(self, relation: str, derived: Any, runs: list[DataFrame],
-                  merged: list[DataFrame], iteration: int, metrics: Metrics,
-                  home: bool = False) -> Any:
-        """Database.insert's planned version from the derived tuples (a JVM Dataset);
-        ``home``: they carry their ``_sb`` already."""
+                  merged: list[DataFrame], iteration: int, metrics: Metrics) -> Any:
+        """Database.insert's planned version from the derived tuples (a JVM Dataset)."""
         cols = self.columns(relation)
         # (1) the all-to-all to the relation's placement, the one shuffle of the round
-        # (none when the rows kept the placement they have: Spark drops the repartition)
-        new = derived.select(cols.kept if home else cols.home).repartition(
-            self.options.partitions, cols.keys)
+        new = derived.select(cols.home).repartition(self.options.partitions, cols.keys)
         # (2, 3) the combine step, partition-local: dedup and anti-join, or lattice join
         full = combine_for(self.layout(relation)).merge(
             self, relation, new, [r._jdf for r in runs], [r._jdf for r in merged], iteration,

@@ -78,51 +78,20 @@ def kernel_sql(kernel: Kernel, store: Store) -> str:
     return kernel_query(kernel, store)[0]
 
 
-def kernel_query(kernel: Kernel, store: Store, keep_home: bool = False
-                 ) -> tuple[str, list[str]]:
+def kernel_query(kernel: Kernel, store: Store) -> tuple[str, list[str]]:
     """The kernel's SQL and what each of its joins that is not partition-local moves:
     "delta" (broadcast), "outer" (the outer side only), "inner" (the stored side only, to
-    the outer rows' places) or "both" (shuffled). ``keep_home`` (only where
-    :func:`keeps_home`): the rows keep their scan's ``_sb``, their home already."""
+    the outer rows' places) or "both" (shuffled)."""
     start = Query(None, X.Scope(), broadcast=kernel.delta is not None
                   and store.broadcast_delta(kernel))
     q = run_steps(kernel.steps, store, start)
     _ensure_text(q, _head_text_vars(kernel.head), store)
     cols = [f"{X.value(t, q.scope)} AS c{i}" for i, t in enumerate(kernel.head)]
-    if keep_home:
-        cols.append(SB)
     inner = q.wrap(", ".join(cols) or "1 AS _unit")
     if not kernel.head:
         return inner, q.moved
     return f"SELECT * FROM ({inner}) h WHERE " + " AND ".join(
         f"c{i} IS NOT NULL" for i in range(len(kernel.head))), q.moved
-
-
-def keeps_home(kernel: Kernel, store: Store) -> bool:
-    """Whether the tuples a kernel derives lie where its head relation places them already:
-    the kernel scans one relation and copies its variables, the head's bucket columns
-    are the scan's (same values, same types), and neither relation's buckets are refined,
-    so a row's home is its bucket's, from the bucket columns alone (balance.py). The rows
-    can then keep the scan's ``_sb`` and the round's home Exchange has nothing to move
-    (Spark plans none): a projection such as the closure strategies'
-    ``tc(x, y) :- tc@len(x, y, _)``, whose result is the whole closure."""
-    if len(kernel.steps) != 1 or not isinstance(kernel.steps[0], Scan) or kernel.steps[0].exists:
-        return False
-    scan = kernel.steps[0]
-    head, read = store.layout(kernel.relation), store.layout(scan.relation)
-    if not head.key or len(head.key) != len(read.key):
-        return False
-    at: dict[str, int] = {}
-    for i, arg in enumerate(scan.args):
-        if isinstance(arg, n.Var):
-            at.setdefault(arg.name, i)
-    head_kinds, read_kinds = store.kinds(kernel.relation), store.kinds(scan.relation)
-    for h, r in zip(head.key, read.key, strict=True):
-        arg = kernel.head[h]
-        if not isinstance(arg, n.Var) or at.get(arg.name) != r or head_kinds[h] != read_kinds[r]:
-            return False
-    mine, theirs = store.allocation(kernel.relation), store.allocation(scan.relation)
-    return not mine.refined and not theirs.refined and mine.homes == theirs.homes
 
 
 def creates_symbols(kernel: Kernel) -> bool:
