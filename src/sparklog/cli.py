@@ -161,6 +161,9 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--no-skip-idle", dest="skip_idle", action="store_false",
                      help="run every relation of a recursive stratum in every round, also "
                           "those none of whose rules has a delta to read")
+    run.add_argument("--no-retire-stages", dest="retire_stages", action="store_false",
+                     help="in a recursion over a counter (PageRank's iteration), keep reading "
+                          "the stored tuples of stages every delta has passed")
     run.add_argument("--plan-reuse", dest="reuse_plans", choices=PLAN_REUSE,
                      default=DEFAULTS.reuse_plans,
                      help="how loop rounds after the first are planned: run the executed plan "
@@ -382,6 +385,7 @@ def _run(args) -> int:
                         checkpoint="reliable" if args.checkpoint_dir else "local",
                         checkpoint_dir=args.checkpoint_dir, deferred=args.deferred,
                         pipelined=args.pipelined, skip_idle=args.skip_idle,
+                        retire_stages=args.retire_stages,
                         reuse_plans=args.reuse_plans,
                         join_planning=args.join_planning, broadcast_rows=args.broadcast_rows,
                         max_iterations=args.max_iterations,

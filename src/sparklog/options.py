@@ -37,6 +37,9 @@ class Options:
     # A loop round skips the relations none of whose kernels has a delta to read: they keep
     # their stored runs, with no job and nothing rewritten (rounds._prune).
     skip_idle: bool = True
+    # In a staged recursion (ir/stages.py: PageRank's iteration counter) the stored runs
+    # wholly below every delta's stage are retired: the stratum's rounds stop reading them.
+    retire_stages: bool = True
     # Rounds reading at least this many stored rows use whole-stage code generation, the
     # others run without it (see Database.use_codegen). None: no round uses it; 0: every round
     # does, as the session would by default.
@@ -109,7 +112,7 @@ class Options:
                 continue
             if not isinstance(value, int) or value < low:
                 raise UsageError(f"{name} must be at least {low}, not {value!r}")
-        for name in ("balance", "indexes", "serialized", "skip_idle"):
+        for name in ("balance", "indexes", "serialized", "skip_idle", "retire_stages"):
             if not isinstance(getattr(self, name), bool):
                 raise UsageError(f"{name} must be True or False, not {getattr(self, name)!r}")
         if not isinstance(self.balance_ratio, (int, float)) or not self.balance_ratio >= 1:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from sparklog.ir.nodes import (AggregateJoin, AntiJoin, Bind, Filter, Kernel, Layout, Plan, Scan,
                                Step, Total)
+from sparklog.ir.stages import stages
 from sparklog.syntax.printer import print_literal, print_term
 
 
@@ -23,6 +24,10 @@ def print_plan(plan: Plan) -> str:
             how = (f"one round behind {lay.index_of} (its old version), from each round's delta"
                    if lay.lagging else f"built once from {lay.index_of}")
             lines.append(f"  index {r} of {lay.index_of}: bucket by {_cols(lay.key)}, {how}")
+        staged = stages(sp, plan)
+        if staged:
+            lines.append("  staged: " + ", ".join(f"{r} by c{c}" for r, c in staged.items())
+                         + " (the runs of stages every delta has passed retire)")
         for k in sp.preamble:
             lines.append("  once  " + print_kernel(k))
         for k in sp.loop:

@@ -65,7 +65,7 @@ class SetCombine:
         for run in runs:  # partition-local anti-joins against full
             new = new.join(run, cols.order, "left_anti")
         # the stamp is set after the anti-join, so it crosses no shuffle
-        new = metrics.on(new.select(cols.fresh), *db.per_partition())
+        new = metrics.on(new.select(cols.fresh), *db.per_partition(relation))
         # in a loop round the stored rows age; the preamble (0) keeps their stamps, so a
         # recursive stratum's first delta holds its input facts as well
         for run in reversed(merged):
@@ -143,7 +143,7 @@ class LatticeCombine:
         if sealed:  # a sealed key that did not improve stays in its run alone
             rows = rows.where(plan.kept)
         # (2) observed: n is the improved keys; the per-partition counts are of the new run
-        observed = metrics.on(rows, *lattice_counts(db))
+        observed = metrics.on(rows, *lattice_counts(db, relation))
         return observed.select(db.columns(relation).stored)
 
 
@@ -273,13 +273,23 @@ def stored_names(layout: Layout) -> list[str]:
     return [f"c{i}" for i in layout.key] + [SB] + [f"c{i}" for i in layout.rest]
 
 
-def lattice_counts(db: Database) -> tuple[Column, Any]:
+def lattice_counts(db: Database, relation: str) -> tuple[Column, Any]:
     """``n``: the improved keys; ``stale``: those whose old row stays in a sealed run;
-    ``rows`` and ``p0..``: the new run in all and per partition."""
+    ``rows`` and ``p0..``: the new run in all and per partition; in a staged recursion,
+    the run's lowest and highest stage (``lo``, ``hi``) and its improved keys' lowest
+    (``dlo``: Database.book_stages)."""
+    if relation in db.stages:
+        stage = F.col(f"c{db.stages[relation]}")
+        return lattice_counts(db, "")[0], jvm.seq(db.spark, [
+            *_lattice_rest(db), F.min(stage).alias("lo"), F.max(stage).alias("hi"),
+            F.min(F.when(F.col("_new"), stage)).alias("dlo")])
     if db._lattice_counts is None:
-        rest = [F.count(F.lit(1)).alias("rows"),
-                F.sum(F.when(F.col("_stale"), 1).otherwise(0)).alias("stale")] + \
-            db.partition_counts()
         db._lattice_counts = (F.sum(F.when(F.col("_new"), 1).otherwise(0)).alias("n"),
-                              jvm.seq(db.spark, rest))
+                              jvm.seq(db.spark, _lattice_rest(db)))
     return db._lattice_counts
+
+
+def _lattice_rest(db: Database) -> list[Column]:
+    return [F.count(F.lit(1)).alias("rows"),
+            F.sum(F.when(F.col("_stale"), 1).otherwise(0)).alias("stale"),
+            *db.partition_counts()]

@@ -27,6 +27,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from sparklog.ir.nodes import Kernel, Scan, StratumPlan
+from sparklog.ir.stages import stages
 from sparklog.spark import jvm
 from sparklog.spark.jvm import stored_rdd as _stored_rdd
 from sparklog.spark.session import FACTORY_MODE
@@ -67,12 +68,15 @@ def evaluate(db: Database, stats: Stats) -> None:
 def _evaluate_stratum(db: Database, sp: StratumPlan, stats: Stats) -> None:
     db.iteration = 0
     db.templates.clear()  # another stratum's plans
-    _round(db, sp, sp.preamble, stats)
-    if sp.stratum.recursive:
-        try:
+    db.stages = stages(sp, db.plan) if db.options.retire_stages else {}
+    try:
+        _round(db, sp, sp.preamble, stats)
+        if sp.stratum.recursive:
             _loop(db, sp, stats)
-        finally:
-            db.aged = set()  # later strata read full versions only
+    finally:
+        db.aged = set()  # later strata read full versions only, every run of them
+        db.stages, db.stage_floor = {}, None
+        db.delta_low.clear()
 
 
 def _loop(db: Database, sp: StratumPlan, stats: Stats) -> None:
@@ -466,7 +470,7 @@ def _plan(db: Database, sp: StratumPlan, kernels: tuple[Kernel, ...]) -> list[_S
         # many each relation has, how many this one's version replaces): each changes it
         choice = "".join("b" if db.broadcast_delta(k) else "-" for k in mine)
         merges = db.merges(relation, db.iteration)
-        shape = ",".join(str(len(db.runs(r))) + ("a" if r in db.aged else "")
+        shape = ",".join(str(len(db.live_runs(r))) + ("a" if r in db.aged else "")
                          for r in sp.relations)
         key = f"{sp.stratum.index}/{relation}/{choice}/{shape}/{merges}"
         slices = _slices(db, sp, relation, mine) if kernels is sp.loop else 1
@@ -526,7 +530,7 @@ def _versions(db: Database, sp: StratumPlan) -> dict[str, Any] | None:
     for relation in sp.relations:
         if relation not in db.stored:
             return None
-        for i, run in enumerate(db.sealed.get(relation, [])):
+        for i, run in enumerate(db.live_sealed(relation)):
             versions[f"{relation}#{i}"] = _stored_rdd(run)
         versions[relation] = _stored_rdd(db.stored[relation])
     if any(rdd is None for rdd in versions.values()):
@@ -666,7 +670,28 @@ def _count_round(db: Database, sp: StratumPlan, steps: list[_Step], settle: bool
         news[step.relation] = db.add_new(step.relation, step.new, step.full)
     db.delta_before.update({r: db.last_delta.get(r, 0) for r in news})
     db.last_delta.update(news)
+    if db.stages and sp.stratum.recursive:
+        _raise_floor(db, sp, steps, news)
     return news
+
+
+def _raise_floor(db: Database, sp: StratumPlan, steps: list[_Step], news: dict[str, int]
+                 ) -> None:
+    """Raise a staged recursion's stage floor (Database.retired) to the lowest stage of
+    the round's deltas. It never falls (ir/stages.py): if it did, the analysis would be
+    wrong and a retired run might have been needed, so that is an error, not an answer."""
+    from sparklog.errors import EngineError
+
+    lows = [db.delta_low.get(step.relation) for step in steps if news[step.relation]]
+    if not lows or any(low is None for low in lows):
+        return
+    floor = min(lows)
+    if db.stage_floor is not None and floor < db.stage_floor:
+        raise EngineError(
+            f"internal error: stratum {sp.stratum.index} is staged ({db.stages}) but a "
+            f"round derived stage {floor} below the floor {db.stage_floor}; rerun with "
+            "--no-retire-stages and report it")
+    db.stage_floor = floor
 
 
 def _record_round(db: Database, sp: StratumPlan, steps: list[_Step], stats: Stats,
@@ -788,6 +813,8 @@ def _record(db: Database, sp: StratumPlan, relation: str, iteration: int, delta:
                 mean_partition=round(mean, 2),
                 imbalance=round(max(sizes) / mean, 3) if mean else 1.0,
                 sub_buckets=db.allocation(relation).sub_buckets, runs=len(db.runs(relation)),
+                # the runs of a staged recursion the next round does not read (ir/stages.py)
+                retired=len(db.runs(relation)) - len(db.live_runs(relation)),
                 # what the balance check after this round did (Database.rebalance)
                 refined=db.balanced.get(relation, (0, 0))[0],
                 consolidated=db.balanced.pop(relation, (0, 0))[1],

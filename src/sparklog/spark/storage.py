@@ -47,6 +47,7 @@ if TYPE_CHECKING:
 
 
 _RUNS = itertools.count()
+_UNKNOWN = object()  # a run's stages before its round is counted (Database.book_stages)
 
 
 @dataclass(frozen=True)
@@ -207,6 +208,12 @@ class Database:
     # read (rounds._prune): their delta is empty and every stored row is old
     aged: set[str] = field(default_factory=set)
     compacted: dict[str, int] = field(default_factory=dict)  # for the round's stats record
+    # a staged recursion (ir/stages.py): the running stratum's stage column per relation,
+    # and the lowest stage of the deltas of its last counted round; a run wholly below it
+    # is retired (retired()). Empty and None outside such a stratum.
+    stages: dict[str, int] = field(default_factory=dict)
+    stage_floor: int | None = None
+    delta_low: dict[str, Any] = field(default_factory=dict)  # see book_stages
 
     def __post_init__(self) -> None:
         if self.options.trace_lineage:
@@ -263,7 +270,7 @@ class Database:
     def sealed_views(self, relation: str) -> list[str]:
         """The views of a relation's sealed runs, oldest first (see runs())."""
         views = []
-        for run in self.sealed.get(relation, []):
+        for run in self.live_sealed(relation):
             name = run.__dict__.get("_sparklog_view")
             if name is None:
                 name = f"`{self.prefix}_{relation}#{next(_RUNS)}`"
@@ -276,6 +283,25 @@ class Database:
         """Every stored run of a relation, oldest first; the newest is ``stored``."""
         newest = self.stored.get(relation)
         return [*self.sealed.get(relation, []), *([newest] if newest is not None else [])]
+
+    def retired(self, relation: str, run: DataFrame) -> bool:
+        """Whether a run of a staged recursion's relation holds no row at or above the
+        stage floor: no round of the stratum can join or derive one of its rows again
+        (ir/stages.py), so none reads it. Later strata read every run."""
+        if self.stage_floor is None or relation not in self.stages:
+            return False
+        stages = run.__dict__.get("_sparklog_stages", _UNKNOWN)
+        return stages is None or (stages is not _UNKNOWN and stages[1] < self.stage_floor)
+
+    def live_sealed(self, relation: str) -> list[DataFrame]:
+        """The sealed runs a round of the running stratum reads: those not retired."""
+        return [r for r in self.sealed.get(relation, []) if not self.retired(relation, r)]
+
+    def live_runs(self, relation: str) -> list[DataFrame]:
+        """The runs a round of the running stratum reads: the live sealed ones and the
+        newest (which holds the delta, and is sealed once it holds retired stages)."""
+        newest = self.stored.get(relation)
+        return [*self.live_sealed(relation), *([newest] if newest is not None else [])]
 
     def newest_runs(self, relation: str, count: int | None = None) -> list[DataFrame]:
         """The relation's ``count`` newest runs (all by default), oldest first."""
@@ -311,13 +337,44 @@ class Database:
         limit = self.options.run_rows
         if iteration == 0 or not limit:
             return len(runs)
+        if runs and self._holds_retired(relation, runs[-1]):
+            return 0  # a staged relation's newest run is sealed once it holds old stages
         if not runs or self.rows_of(relation, runs[-1]) <= limit:
             return len(runs[-1:])
         gathered, merged = self.rows_of(relation, runs[-1]), 1
-        while merged < len(runs) and self.rows_of(relation, runs[-1 - merged]) <= 2 * gathered:
+        while merged < len(runs) and not self.retired(relation, runs[-1 - merged]) \
+                and self.rows_of(relation, runs[-1 - merged]) <= 2 * gathered:
             gathered += self.rows_of(relation, runs[-1 - merged])
             merged += 1
         return 0 if merged == 1 else merged
+
+    def _holds_retired(self, relation: str, run: DataFrame) -> bool:
+        """Whether a run holds rows below the stage floor, as far as is known: the newest
+        run's own stages are counted by its round, which is still running when the next
+        one is planned, but the runs it merged were counted already (Database.replace)."""
+        if self.retired(relation, run):
+            return True
+        if self.stage_floor is None or relation not in self.stages:
+            return False
+        stages = run.__dict__.get("_sparklog_stages", _UNKNOWN)
+        if stages is _UNKNOWN:
+            stages = run.__dict__.get("_sparklog_merged_stages", _UNKNOWN)
+        return stages is not None and stages is not _UNKNOWN and stages[0] < self.stage_floor
+
+    def book_stages(self, relation: str, run: DataFrame, observed: dict[str, Any]) -> Any:
+        """Record a counted run's lowest and highest stage (None: it is empty); return
+        the lowest stage of its delta (None: no delta). A lattice run is observed whole
+        (lo, hi); a set run is its merged runs' stages and its new tuples' (dlo, dhi)."""
+        delta = observed.get("dlo")
+        if "lo" in observed:
+            stages = None if observed["lo"] is None else (observed["lo"], observed["hi"])
+        else:
+            merged = run.__dict__.get("_sparklog_merged_stages", _UNKNOWN)
+            new = None if delta is None else (delta, observed["dhi"])
+            stages = _UNKNOWN if merged is _UNKNOWN else _span(merged, new)
+        if stages is not _UNKNOWN:
+            run.__dict__["_sparklog_stages"] = stages
+        return delta
 
     def parts_of(self, run: DataFrame) -> list[int]:
         """A lattice relation's run's rows per partition: counted by the round that wrote
@@ -342,6 +399,9 @@ class Database:
         old = self.sealed.get(relation, [])
         kept: list[DataFrame] = []
         for run in old:
+            if self.retired(relation, run):  # no key of a retired run improves
+                kept.append(run)
+                continue
             metrics = Metrics(self.spark, f"compact_{relation}_{next(_RUNS)}")
             jdf = run.join(improved, keys, "left_anti")._jdf.select(cols.stored) \
                 .sortWithinPartitions(cols.sort)
@@ -353,12 +413,14 @@ class Database:
             compacted = _checkpoint(DataFrame(jdf, self.spark), self.options, eager=False)
             kept.append(compacted)
             compacted.__dict__["_sparklog_metrics"] = metrics
-        for run in kept:
+            _copy_stages(run, compacted)
+        fresh = [run for run in kept if "_sparklog_metrics" in run.__dict__]
+        for run in fresh:
             rdd = _stored_rdd(run)
             if rdd is not None:
                 rdd.doCheckpoint()
         parts = range(self.options.partitions)
-        for run in kept:
+        for run in fresh:
             counted = run.__dict__.pop("_sparklog_metrics").get
             run.__dict__["_sparklog_parts"] = [counted.get(f"p{p}") or 0 for p in parts]
             run.__dict__["_sparklog_rows"] = int(counted["n"] or 0)
@@ -369,7 +431,8 @@ class Database:
         self.sizes[relation] = sum(self.partition_sizes[relation])
         self.compacted[relation] = self.stale.pop(relation, 0)
         for run in old:
-            self.release(run)
+            if not any(run is k for k in kept):
+                self.release(run)
 
     def symbols_view(self) -> str:
         """The symbol table as a view, for kernels that read a symbol's text."""
@@ -458,16 +521,21 @@ class Database:
         self._symbols = None
 
     # -- storage ---------------------------------------------------------------------
-    def per_partition(self) -> tuple[Column, Any]:
+    def per_partition(self, relation: str | None = None) -> tuple[Column, Any]:
         """The row count ``n`` and the counts per partition ``p0..``, as observed metrics:
         sizes without an extra job. Returned as the first expression and a Seq of the rest,
-        the shape Dataset.observe takes.
+        the shape Dataset.observe takes. For the new tuples of a staged recursion's
+        ``relation``, their lowest and highest stage too (``dlo``, ``dhi``: book_stages).
 
         The union of full and new keeps partition indexes (both are co-partitioned), so a
         relation's partition sizes are the running sums of the new rows' counts. The delta
         is ``n``, never the sum of the ``p``: if a partition index fell outside ``p0..``, a
         sum would silently miss rows and end a recursion early.
         """
+        if relation in self.stages:
+            stage = F.col(f"c{self.stages[relation]}")
+            return (F.count(F.lit(1)).alias("n"), jvm.seq(self.spark, [
+                *self.partition_counts(), F.min(stage).alias("dlo"), F.max(stage).alias("dhi")]))
         if self._per_partition is None:
             self._per_partition = (F.count(F.lit(1)).alias("n"),
                                    jvm.seq(self.spark, self.partition_counts()))
@@ -524,6 +592,8 @@ class Database:
             else:
                 rows = new["rows"] if "rows" in new else metrics.rows + n
             version.__dict__["_sparklog_rows"] = max(0, int(rows or 0))
+        if relation in self.stages:
+            self.delta_low[relation] = self.book_stages(relation, version, new)
         return n
 
     def broadcast_delta(self, kernel: Kernel) -> bool:
@@ -569,7 +639,7 @@ class Database:
         (:meth:`replace`). In a loop round (``iteration`` ≥ 1) those rows are restamped
         OLDER; the preamble (0) keeps their stamps.
         """
-        runs, merged = self.runs(relation), self.newest_runs(relation, merges)
+        runs, merged = self.live_runs(relation), self.newest_runs(relation, merges)
         metrics = Metrics(self.spark, f"new_{relation}_{iteration}")
         metrics.merged = len(merged)
         metrics.rows = sum(self.rows_of(relation, r) for r in merged)
@@ -611,7 +681,7 @@ class Database:
         cols = self.columns(relation)
         new = derived._jdf.select(cols.home).repartition(self.options.partitions,
                                                          cols.keys).dropDuplicates()
-        for run in [*self.runs(relation), *pieces]:
+        for run in [*self.live_runs(relation), *pieces]:
             new = new.join(run._jdf, cols.order, "left_anti")
         new = new.select(cols.fresh).sortWithinPartitions(cols.sort)
         piece = _checkpoint(DataFrame(new, self.spark), self.options, eager=False)
@@ -630,7 +700,7 @@ class Database:
         new = pieces[0]._jdf
         for piece in pieces[1:]:
             new = new.union(piece._jdf)
-        new = metrics.on(new, *self.per_partition())
+        new = metrics.on(new, *self.per_partition(relation))
         for run in reversed(merged):
             new = run._jdf.select(cols.aged).union(new)
         full = new.sortWithinPartitions(cols.sort)
@@ -706,6 +776,14 @@ class Database:
         runs, replaced = self.runs(relation), self.newest_runs(relation, merged)
         self.sealed[relation] = runs[:len(runs) - len(replaced)]
         self.stored[relation] = df
+        if relation in self.stages and df.__dict__.get("_sparklog_stages", _UNKNOWN) \
+                is _UNKNOWN:  # the stages of the runs it merged, for book_stages
+            merged_stages: Any = None
+            for run in replaced:
+                stages = run.__dict__.get("_sparklog_stages", _UNKNOWN)
+                merged_stages = _UNKNOWN if stages is _UNKNOWN or merged_stages is _UNKNOWN \
+                    else _span(merged_stages, stages)
+            df.__dict__["_sparklog_merged_stages"] = merged_stages
         return replaced
 
     # -- spatial balance -------------------------------------------------------------
@@ -761,6 +839,7 @@ class Database:
             new = _checkpoint(DataFrame(jdf, self.spark), self.options)
             if "_sparklog_rows" in run.__dict__:
                 new.__dict__["_sparklog_rows"] = run.__dict__["_sparklog_rows"]
+            _copy_stages(run, new)
             placed.append(new)
         self.sealed[relation], self.stored[relation] = placed[:-1], placed[-1]
         parts = self.options.partitions
@@ -910,6 +989,20 @@ def _checkpoint(df: DataFrame, options: Options, eager: bool = True, estimated: 
     if options.serialized:  # compact: rows serialized in block storage (Options.serialized)
         return forget(df.localCheckpoint(eager=eager, storageLevel=StorageLevel.MEMORY_AND_DISK))
     return forget(df.localCheckpoint(eager=eager))
+
+
+def _span(a: tuple[int, int] | None, b: tuple[int, int] | None) -> tuple[int, int] | None:
+    """The stages two runs hold together (None: no rows)."""
+    if a is None or b is None:
+        return a if b is None else b
+    return (min(a[0], b[0]), max(a[1], b[1]))
+
+
+def _copy_stages(run: DataFrame, copy: DataFrame) -> None:
+    """A run's stages for a copy that holds some or all of its rows (place, compact)."""
+    for key in ("_sparklog_stages", "_sparklog_merged_stages"):
+        if key in run.__dict__:
+            copy.__dict__[key] = run.__dict__[key]
 
 
 def _partition_sizes(version: DataFrame, partitions: int) -> list[int]:
