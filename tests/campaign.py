@@ -38,6 +38,7 @@ from sparklog.syntax.printer import print_program
 from tests import reference
 from tests.closure_programs import generate_closure
 from tests.options import parse as parse_options
+from tests.staged_programs import generate_staged
 from tests.strategies import generate, generate_lattice
 
 KIND_OF_DF = {"number": "long", "unsigned": "long", "float": "double", "symbol": "string"}
@@ -53,6 +54,7 @@ class Case:
     facts: dict[str, set[tuple]]
     lattice: bool = False  # drawn by generate_lattice
     closure: bool = False  # drawn by closure_programs.generate_closure
+    staged: bool = False  # drawn by staged_programs.generate_staged
 
 
 @dataclass
@@ -65,25 +67,29 @@ class Outcome:
 
 
 def make_case(seed: int, prefix: str = "", lattice: bool = False, closure: bool = False,
-              **sizes) -> Case:
+              staged: bool = False, **sizes) -> Case:
     """The case of a seed; relation names get ``prefix``. ``lattice``: a program of
     ``generate_lattice`` (sizes: ``max_inputs``, ``max_groups``) rather than ``generate``;
-    ``closure``: one of ``generate_closure`` (no sizes)."""
-    program, facts = _drawn(seed, prefix, lattice, closure, **sizes)
-    return from_program(seed, program, facts, lattice, closure)
+    ``closure``: one of ``generate_closure``, ``staged``: of ``generate_staged`` (no
+    sizes)."""
+    program, facts = _drawn(seed, prefix, lattice, closure, staged, **sizes)
+    return from_program(seed, program, facts, lattice, closure, staged)
 
 
-def _drawn(seed: int, prefix: str, lattice: bool, closure: bool, **sizes):
+def _drawn(seed: int, prefix: str, lattice: bool, closure: bool, staged: bool = False,
+           **sizes):
+    if staged:
+        return generate_staged(seed, prefix)
     if closure:
         return generate_closure(seed, prefix)
     return (generate_lattice if lattice else generate)(seed, prefix, **sizes)
 
 
 def from_program(seed: int, program: Program, facts: dict[str, set[tuple]],
-                 lattice: bool = False, closure: bool = False) -> Case:
+                 lattice: bool = False, closure: bool = False, staged: bool = False) -> Case:
     """A case that both the engine and the reference see through the printed text."""
     text = print_program(program)
-    return Case(seed, text, parse(text), facts, lattice, closure)
+    return Case(seed, text, parse(text), facts, lattice, closure, staged)
 
 
 def drawn_as(seed: int, fraction: float, family: str = "lattice") -> bool:
@@ -198,7 +204,8 @@ def _valid(case: Case) -> Case | None:
     import sparklog
 
     try:
-        fresh = from_program(case.seed, case.ast, case.facts, case.lattice, case.closure)
+        fresh = from_program(case.seed, case.ast, case.facts, case.lattice, case.closure,
+                             case.staged)
         sparklog.Program(fresh.ast)
         reference.evaluate(fresh.ast, fresh.facts)
     except Exception:  # noqa: BLE001 - an invalid candidate is simply skipped
@@ -235,7 +242,8 @@ def report(outcome: Outcome) -> str:
     facts = "\n".join(f"  {name}: {sorted(rows, key=repr)}"
                       for name, rows in sorted(outcome.case.facts.items()))
     kind = " (lattice program)" if outcome.case.lattice else \
-        " (closure program)" if outcome.case.closure else ""
+        " (closure program)" if outcome.case.closure else \
+        " (staged program)" if outcome.case.staged else ""
     return (f"--- seed {outcome.case.seed}{kind}: {outcome.status}\n{outcome.case.text}"
             f"facts (DataFrame inputs):\n{facts or '  (none)'}\n{outcome.detail}\n")
 
@@ -258,6 +266,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--closures", type=float, default=0.0, metavar="P",
                         help="fraction of seeds drawn as programs around the recursions "
                         "sparklog rewrites (tests/closure_programs.py); 1 for all")
+    parser.add_argument("--staged", type=float, default=0.0, metavar="P",
+                        help="fraction of seeds drawn as staged recursions (a counter that "
+                        "rules move forward, tests/staged_programs.py); 1 for all")
     parser.add_argument("--strategy", default=None,
                         help="Options.strategy of the runs (default: the engine's, auto)")
     parser.add_argument("--no-shrink", action="store_true", help="report failures as drawn")
@@ -288,13 +299,14 @@ def main(argv: list[str] | None = None) -> int:
         chunk, broken = [], []
         for seed in seeds[at:at + args.batch]:
             closure = drawn_as(seed, args.closures, "closure")
-            lattice = not closure and drawn_as(seed, args.lattice)
+            staged = not closure and drawn_as(seed, args.staged, "staged")
+            lattice = not closure and not staged and drawn_as(seed, args.lattice)
             try:
-                chunk.append(make_case(seed, f"p{seed}_", lattice, closure, **sizes))
+                chunk.append(make_case(seed, f"p{seed}_", lattice, closure, staged, **sizes))
             except Exception as exc:  # noqa: BLE001 - the parser failed on a printed program
-                program, facts = _drawn(seed, "", lattice, closure, **sizes)
+                program, facts = _drawn(seed, "", lattice, closure, staged, **sizes)
                 broken.append(Outcome(Case(seed, print_program(program), program, facts,
-                                           lattice, closure),
+                                           lattice, closure, staged),
                                       "error", f"parse: {type(exc).__name__}: {exc}"))
         for outcome in broken + (run_cases(engine, spark, chunk) if chunk else []):
             done += 1
@@ -302,7 +314,7 @@ def main(argv: list[str] | None = None) -> int:
                 first = outcome
                 if not outcome.detail.startswith("parse: "):
                     alone = make_case(outcome.case.seed, "", outcome.case.lattice,
-                                      outcome.case.closure, **sizes)
+                                      outcome.case.closure, outcome.case.staged, **sizes)
                     first = run_cases(engine, spark, [alone])[0]
                 if first.status == "ok":  # fails only next to other programs
                     first = outcome
