@@ -490,23 +490,26 @@ PeerFn = Callable[..., PeerResult]
 # sparklog: the programs of sparklog.programs, on the same edge DataFrame
 # --------------------------------------------------------------------------------------
 
-_ENGINES: dict[int, Any] = {}
+_ENGINES: dict[tuple, Any] = {}
 
 
-def _engine(spark: SparkSession) -> Any:
-    """One Engine per session (it only holds options), as a Spark application would."""
+def _engine(spark: SparkSession, **options: Any) -> Any:
+    """One Engine per session and options (it only holds options), as a Spark application
+    would."""
     import sparklog
 
-    if id(spark) not in _ENGINES:
-        _ENGINES[id(spark)] = sparklog.Engine(spark, partitions=_expert_partitions(spark))
-    return _ENGINES[id(spark)]
+    key = (id(spark), tuple(sorted(options.items())))
+    if key not in _ENGINES:
+        _ENGINES[key] = sparklog.Engine(spark, partitions=_expert_partitions(spark), **options)
+    return _ENGINES[key]
 
 
-def _sparklog(algo: str, run: Callable[[Any, DataFrame], DataFrame]) -> PeerFn:
-    """A peer that runs a sparklog program; its result's columns become ``(id, value)``."""
+def _sparklog(algo: str, run: Callable[[Any, DataFrame], DataFrame], **options: Any) -> PeerFn:
+    """A peer that runs a sparklog program (with engine ``options``); its result's columns
+    become ``(id, value)``."""
     def peer(spark: SparkSession, edges_df: DataFrame, *, source: int | None = None) -> PeerResult:
         def compute() -> tuple[DataFrame, int | None]:
-            engine = _engine(spark)
+            engine = _engine(spark, **options)
             edges = edges_df.select("src", "dst", _weights(edges_df).alias("w"))
             sourced = algo in ("sssp", "bfs")  # cc takes no source, even if one is given
             result = run(engine, edges, source) if sourced else run(engine, edges)
@@ -526,6 +529,10 @@ sssp_sparklog = _sparklog("sssp", lambda engine, edges, s: _programs().sssp(edge
 bfs_sparklog = _sparklog("bfs", lambda engine, edges, s: _programs().bfs(edges, s, engine))
 pagerank_sparklog = _sparklog("pagerank", lambda engine, edges: _programs().pagerank(
     edges, PAGERANK_ITERATIONS, DAMPING, engine))
+# the same with staged recursion's retirement off (Options.retire_stages): every round reads
+# every stored iteration
+pagerank_all_stages = _sparklog("pagerank", lambda engine, edges: _programs().pagerank(
+    edges, PAGERANK_ITERATIONS, DAMPING, engine), retire_stages=False)
 
 
 PEERS: dict[str, dict[str, PeerFn]] = {
@@ -533,7 +540,7 @@ PEERS: dict[str, dict[str, PeerFn]] = {
     "sssp": {"graphx": sssp_graphx, "dataframe": sssp_dataframe, "sparklog": sssp_sparklog},
     "bfs": {"graphx": bfs_graphx, "dataframe": bfs_dataframe, "sparklog": bfs_sparklog},
     "pagerank": {"graphx": pagerank_graphx, "dataframe": pagerank_dataframe,
-                 "sparklog": pagerank_sparklog},
+                 "sparklog": pagerank_sparklog, "sparklog-all-stages": pagerank_all_stages},
 }
 
 
