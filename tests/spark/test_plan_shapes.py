@@ -276,3 +276,30 @@ def test_existence_atoms_never_multiply_rows(spark):
     assert rows(result["q"]) == {(v,) for v in range(30)}
     [record] = [r for r in result.stats if r["relation"] == "q"]
     assert record["derivations"] == 30
+
+
+CROSSED = """
+.decl e(x:number, y:number)
+e(1, 2). e(2, 3). e(3, 1). e(3, 4).
+.decl k(n:number)
+k(4).
+.decl a(n:number)
+a(7). a(8).
+.decl w(x:number, d:number, t:number)
+w(x, 0, 0) :- e(x, _).
+w(y, d + 1, t + n) :- w(x, d, t), e(x, y), k(m), a(n), d < m.
+"""
+
+
+def test_a_cross_join_with_a_parameter_keeps_the_partition_count(spark):
+    """A rule that crosses two small relations (``k(m), a(n)``: PageRank's iterations and
+    damping) reads each in one partition, so the kernel runs P tasks, not P x P x P
+    (27 here; 262,144 on a 64-partition cluster), with the reference's answer."""
+    from sparklog.explain import iteration_plan
+
+    engine = sparklog.Engine(spark=spark, partitions=3)
+    program = sparklog.Program.from_text(CROSSED)
+    plan = iteration_plan(engine, program, None)
+    assert plan.count("CartesianProduct") == 2 and plan.count("Coalesce 1") == 2, plan
+    want = reference.evaluate(parse(CROSSED), {})
+    assert rows(engine.run(program)["w"]) == want["w"]

@@ -25,6 +25,7 @@ from sparklog.syntax import nodes as n
 SB, IT = "_sb", "_it"
 HOME = "_q"  # the home value(s) an outer row needs to meet a stored side (balance.py)
 OLDER, NEWEST = 0, 1  # values of _it: derived before the last round, or in it
+CROSS_ROWS = 10_000  # the largest side of a cross join gathered in one partition (_gathered)
 
 
 class Store(Protocol):
@@ -45,6 +46,7 @@ class Store(Protocol):
     def kinds(self, relation: str) -> tuple[str, ...]: ...
     def allocation(self, relation: str) -> Allocation: ...
     def broadcast_delta(self, kernel: Kernel) -> bool: ...
+    def size_or_expected(self, relation: str) -> int: ...
 
 
 @dataclass
@@ -233,7 +235,8 @@ def _scan(step: Scan, q: Query, store: Store) -> Query:
     else:  # the placement column goes on, so a later join on the same bucket stays local
         select = ", ".join([f"l.{c}" for c in carried] + [f"r.{c}" for c in fresh]
                            + [f"{placed[0]}.{SB}"])
-    join = f"JOIN ({right}) r ON {' AND '.join(on)}" if on else f"CROSS JOIN ({right}) r"
+    join = f"JOIN ({right}) r ON {' AND '.join(on)}" if on \
+        else f"CROSS JOIN ({_gathered(right, step, store)}) r"
     hint = ""
     if on and not co:  # not partition-local: one side or both must move (PARALAGG §IV-D)
         hint = "/*+ BROADCAST(l) */ " if q.broadcast else ""
@@ -245,6 +248,18 @@ def _scan(step: Scan, q: Query, store: Store) -> Query:
         return Query(sql, scope, placed[1], q.text_columns, q.depth, q.broadcast, q.moved)
     # the placement columns have done their work: later joins are not co-partitioned
     return Query(_drop_sb(sql, q), scope, None, q.text_columns, q.depth, q.broadcast, q.moved)
+
+
+def _gathered(right: str, step: Scan, store: Store) -> str:
+    """The side a cross join pairs with every row so far, in one partition if it is small
+    (a parameter: ``iterations(k)``, ``size(c)``). Spark's cartesian product runs a task per
+    pair of partitions, P x P (P^3 for a kernel that crosses two parameters), each with
+    its fixed cost and each reading its left partition again; against one partition it
+    runs P tasks that read each side once. Not a large side: its rows would meet a small
+    left side's few rows in one task instead of P."""
+    if store.size_or_expected(step.relation) > CROSS_ROWS:
+        return right
+    return f"SELECT /*+ COALESCE(1) */ * FROM ({right}) g"
 
 
 def _homes(step: Scan, store: Store, scope: X.Scope, shared: list[str], single: bool
