@@ -325,11 +325,15 @@ def main(argv: list[str] | None = None) -> int:
         print(f"[{time.time() - start:7.1f}s] {done}/{len(seeds)} programs, "
               f"{done - len(failures)} agree, {len(failures)} fail", flush=True)
     closures = sum(drawn_as(s, args.closures, "closure") for s in seeds)
+    staged = sum(drawn_as(s, args.staged, "staged") for s in seeds
+                 if not drawn_as(s, args.closures, "closure"))
     lattices = sum(drawn_as(s, args.lattice) for s in seeds
-                   if not drawn_as(s, args.closures, "closure"))
+                   if not drawn_as(s, args.closures, "closure")
+                   and not drawn_as(s, args.staged, "staged"))
     print(f"summary: {done} programs (seeds {args.seed}..{args.seed + args.runs - 1}"
           f"{f', {lattices} of them lattice programs' if args.lattice else ''}"
           f"{f', {closures} closure programs' if args.closures else ''}"
+          f"{f', {staged} staged programs' if args.staged else ''}"
           f"{f', strategy {args.strategy}' if args.strategy else ''}"
           f"{f', options {options}' if options else ''}), "
           f"{done - len(failures)} agree with the reference, {len(failures)} fail"
