@@ -278,18 +278,15 @@ def lattice_counts(db: Database, relation: str) -> tuple[Column, Any]:
     ``rows`` and ``p0..``: the new run in all and per partition; in a staged recursion,
     the run's lowest and highest stage (``lo``, ``hi``) and its improved keys' lowest
     (``dlo``: Database.book_stages)."""
-    if relation in db.stages:
-        stage = F.col(f"c{db.stages[relation]}")
-        return lattice_counts(db, "")[0], jvm.seq(db.spark, [
-            *_lattice_rest(db), F.min(stage).alias("lo"), F.max(stage).alias("hi"),
-            F.min(F.when(F.col("_new"), stage)).alias("dlo")])
-    if db._lattice_counts is None:
-        db._lattice_counts = (F.sum(F.when(F.col("_new"), 1).otherwise(0)).alias("n"),
-                              jvm.seq(db.spark, _lattice_rest(db)))
-    return db._lattice_counts
-
-
-def _lattice_rest(db: Database) -> list[Column]:
-    return [F.count(F.lit(1)).alias("rows"),
-            F.sum(F.when(F.col("_stale"), 1).otherwise(0)).alias("stale"),
-            *db.partition_counts()]
+    column = db.stages.get(relation)
+    if column not in db._lattice_counts:
+        rest = [F.count(F.lit(1)).alias("rows"),
+                F.sum(F.when(F.col("_stale"), 1).otherwise(0)).alias("stale"),
+                *db.partition_counts()]
+        if column is not None:
+            stage = F.col(f"c{column}")
+            rest += [F.min(stage).alias("lo"), F.max(stage).alias("hi"),
+                     F.min(F.when(F.col("_new"), stage)).alias("dlo")]
+        db._lattice_counts[column] = (F.sum(F.when(F.col("_new"), 1).otherwise(0)).alias("n"),
+                                      jvm.seq(db.spark, rest))
+    return db._lattice_counts[column]

@@ -164,8 +164,9 @@ class Database:
     prefix: str = field(default_factory=lambda: f"sparklog{next(_RUNS)}")
     _symbols: DataFrame | None = None
     partition_sizes: dict[str, list[int]] = field(default_factory=dict)
-    _per_partition: tuple[Column, Any] | None = None
-    _lattice_counts: tuple[Column, Any] | None = None  # see combine.lattice_counts
+    # the observed metrics' expressions, built once per stage column (None: unstaged)
+    _per_partition: dict[int | None, tuple[Column, Any]] = field(default_factory=dict)
+    _lattice_counts: dict[int | None, tuple[Column, Any]] = field(default_factory=dict)
     functors: dict[str, Callable[[Column, Column], Column]] = field(default_factory=dict)
     # rows expected of versions whose size is not booked yet: deferred inputs (their
     # files' size, see load) and the deferred versions computed from them (_round)
@@ -532,14 +533,15 @@ class Database:
         is ``n``, never the sum of the ``p``: if a partition index fell outside ``p0..``, a
         sum would silently miss rows and end a recursion early.
         """
-        if relation in self.stages:
-            stage = F.col(f"c{self.stages[relation]}")
-            return (F.count(F.lit(1)).alias("n"), jvm.seq(self.spark, [
-                *self.partition_counts(), F.min(stage).alias("dlo"), F.max(stage).alias("dhi")]))
-        if self._per_partition is None:
-            self._per_partition = (F.count(F.lit(1)).alias("n"),
-                                   jvm.seq(self.spark, self.partition_counts()))
-        return self._per_partition
+        column = self.stages.get(relation) if relation is not None else None
+        if column not in self._per_partition:
+            rest = self.partition_counts()
+            if column is not None:
+                stage = F.col(f"c{column}")
+                rest += [F.min(stage).alias("dlo"), F.max(stage).alias("dhi")]
+            self._per_partition[column] = (F.count(F.lit(1)).alias("n"),
+                                           jvm.seq(self.spark, rest))
+        return self._per_partition[column]
 
     def partition_counts(self) -> list[Column]:
         """``p0..``: the rows each partition's task computes, as aggregate expressions."""
