@@ -187,10 +187,15 @@ def _strlen(s: str) -> int:
     return len(s.encode())
 
 
-def _to_number(s: str) -> int:
-    """Soufflé's to_number (``RamSignedFromString(s, nullptr, 0)``): ``0x``/``-0x`` and
+def _to_number(s: object) -> int:
+    """Soufflé's to_number. Of a number: ``static_cast<int64_t>``, truncation for a float.
+    Of a symbol (``RamSignedFromString(s, nullptr, 0)``): ``0x``/``-0x`` and
     ``0b``/``-0b`` prefixes pick the base, else base 10 after white space; the longest valid
     prefix counts (like ``std::stoll``). No digits or overflow fails the body (Soufflé aborts)."""
+    if isinstance(s, float):
+        return double_to_signed(s)
+    if isinstance(s, int):
+        return wrap(s)
     if m := re.match(r"(-?)0x([0-9a-fA-F]*)", s):
         value = int(m[1] + m[2], 16) if m[2] else 0
     elif m := re.match(r"(-?)0b([01]*)", s):
@@ -242,9 +247,9 @@ def _regex_match(pattern: str, s: str) -> bool:
 
 
 def _minmax(pick):
-    def apply(a, b):
-        value = pick(a, b)
-        return Unsigned(value) if isinstance(a, Unsigned) or isinstance(b, Unsigned) else value
+    def apply(*args):
+        value = pick(args)
+        return Unsigned(value) if any(isinstance(a, Unsigned) for a in args) else value
     return apply
 
 
@@ -266,20 +271,20 @@ CONSTRAINTS = {"contains": lambda sub, s: sub in s, "match": _regex_match}
 # Variables and readiness
 
 
-def term_vars(term: Term) -> Iterator[str]:
-    """Every variable occurrence in a term, aggregates included."""
+def term_vars(term: Term, inside: bool = True) -> Iterator[str]:
+    """Every variable occurrence in a term, aggregates' included if ``inside``."""
     match term:
         case Var(name):
             yield name
         case BinOp(_, left, right):
-            yield from term_vars(left)
-            yield from term_vars(right)
+            yield from term_vars(left, inside)
+            yield from term_vars(right, inside)
         case UnaryOp(_, arg):
-            yield from term_vars(arg)
+            yield from term_vars(arg, inside)
         case Call(_, args):
             for arg in args:
-                yield from term_vars(arg)
-        case Aggregate(_, target, body):
+                yield from term_vars(arg, inside)
+        case Aggregate(_, target, body) if inside:
             if target is not None:
                 yield from term_vars(target)
             for literal in body:
@@ -338,11 +343,16 @@ class Evaluator:
 
     @staticmethod
     def _outer_vars(clause: Clause) -> dict[int, frozenset[str]]:
-        """For each aggregate of the clause, the variables it shares with the rest of it."""
+        """For each aggregate of the clause, the variables it shares with the rest of it
+        that the rest also grounds, but not those of its target (Soufflé: in ``Y = min Z
+        + Y : { a(A, Z), a(B, Y) }`` the inner ``Y`` is the aggregate's own, as only its
+        value binds the outer one; ``s = sum x : { r(x) }`` sums every ``x``)."""
         total, outer = clause_vars(clause), {}
         for agg in _aggregates(clause):
             inside = Counter(term_vars(agg))
-            outer[id(agg)] = frozenset(v for v in inside if total[v] > inside[v])
+            shared = {v for v in inside if total[v] > inside[v]}
+            own = set(term_vars(agg.target)) if agg.target is not None else set()
+            outer[id(agg)] = frozenset((shared & _grounded_around(clause.body, agg)) - own)
         return outer
 
     def needed(self, term: Term) -> set[str]:
@@ -673,6 +683,60 @@ def _aggregates(clause: Clause) -> Iterator[Aggregate]:
                 stack += list(args)
             case Negation(atom):
                 stack.append(atom)
+
+
+def _grounded_around(body: tuple[Literal, ...], agg: Aggregate) -> set[str]:
+    """The variables that the literals around ``agg`` ground: positive atoms' variables,
+    then ``x = t`` for a ``t`` whose variables are (an aggregate's value counts as
+    ground)."""
+    literals = _around(body, agg)
+    ground = {arg.name for lit in literals if isinstance(lit, Atom)
+              for arg in lit.args if isinstance(arg, Var)}
+    changed = True
+    while changed:
+        changed = False
+        for lit in literals:
+            if not (isinstance(lit, Comparison) and lit.op == "="):
+                continue
+            for var, other in ((lit.left, lit.right), (lit.right, lit.left)):
+                if isinstance(var, Var) and var.name not in ground and \
+                        set(term_vars(other, inside=False)) <= ground:
+                    ground.add(var.name)
+                    changed = True
+    return ground
+
+
+def _around(body: tuple[Literal, ...], agg: Aggregate) -> list[Literal]:
+    """The literals around ``agg``: of the body and of each aggregate body that encloses
+    it, every one but the literal that holds it."""
+    holder = next((lit for lit in body if _holds(lit, agg)), None)
+    rest = [lit for lit in body if lit is not holder]
+    if isinstance(holder, Atom):  # b(x, max s : {...}) grounds x
+        rest.append(Atom(holder.relation, tuple(a if isinstance(a, Var) else Wildcard()
+                                                for a in holder.args)))
+    # of the aggregates whose bodies hold agg, the outermost: its body is the next scope
+    outermost = [a for a in _aggregates(Clause(Atom("_", ()), (holder,)))
+                 if a is not agg and any(_holds(lit, agg) for lit in a.body)] \
+        if holder is not None else []
+    outermost = [a for a in outermost if not any(b is not a and _holds(b, a) for b in outermost)]
+    return rest + (_around(outermost[0].body, agg) if outermost else [])
+
+
+def _holds(node: object, agg: Aggregate) -> bool:
+    """Whether ``agg`` is ``node`` or inside it."""
+    if node is agg:
+        return True
+    match node:
+        case Aggregate(_, target, body):
+            return (target is not None and _holds(target, agg)) or \
+                any(_holds(lit, agg) for lit in body)
+        case BinOp(_, left, right) | Comparison(_, left, right):
+            return _holds(left, agg) or _holds(right, agg)
+        case UnaryOp(_, arg) | Negation(arg):
+            return _holds(arg, agg)
+        case Call(_, args) | Atom(_, args) | Constraint(_, args):
+            return any(_holds(a, agg) for a in args)
+    return False
 
 
 def _flatten(body: tuple[Literal, ...]) -> list[Literal]:

@@ -9,11 +9,11 @@ from collections import Counter
 
 from sparklog.ir.nodes import (DELTA, FULL, OLD, AggregateJoin, AntiJoin, Bind, Filter, Kernel,
                                Plan, Scan, Step, StratumPlan, Total)
-from sparklog.semantics.checks import Checked, bound_variables, term_kind
+from sparklog.semantics.checks import Checked, injected, term_kind
 from sparklog.semantics.lattices import contribution
 from sparklog.semantics.strata import Stratum
 from sparklog.syntax import nodes as n
-from sparklog.syntax.walk import body_variables, literal_terms, variables
+from sparklog.syntax.walk import aggregates, body_variables, literal_terms, variables
 
 _CONSTANTS = n.Number | n.Float | n.String
 _AGGREGATE = "@a"  # prefix of the fresh variable an aggregate hoisted out of a term binds
@@ -256,7 +256,9 @@ def _order(body: list[n.Literal], versions: dict[int, str], first: int | None,
     atoms = [i for i, lit in enumerate(body) if isinstance(lit, n.Atom) and i not in tests]
     waiting = [i for i in tests]
     pending = [lit for lit in body if not isinstance(lit, n.Atom)]
-    all_bound = bound_variables(body, outer)
+    # what the rest of the body binds, for each literal that holds an aggregate: the
+    # variables of the aggregate that group it (checks.injected)
+    outside = {id(agg): injected(body, agg, outer) for lit in body for agg in aggregates(lit)}
     bound, steps = set(outer), []
 
     def place_tests() -> None:
@@ -277,11 +279,11 @@ def _order(body: list[n.Literal], versions: dict[int, str], first: int | None,
         steps.append(Scan(atom.relation, versions.get(pick, FULL), atom.args))
         bound |= _atom_vars(atom)
         place_tests()
-        pending = _place(pending, bound, all_bound, steps)
+        pending = _place(pending, bound, outside, steps)
     assert not waiting, waiting  # every test's shared variables are bound by scans
     while pending:  # bindings that only depend on each other's results
         before = len(pending)
-        pending = _place(pending, bound, all_bound, steps)
+        pending = _place(pending, bound, outside, steps)
         assert len(pending) < before, pending  # checks guarantee groundedness
     return steps
 
@@ -290,14 +292,14 @@ def _atom_vars(atom: n.Atom) -> set[str]:
     return {a.name for a in atom.args if isinstance(a, n.Var)}
 
 
-def _place(pending: list[n.Literal], bound: set[str], all_bound: set[str],
+def _place(pending: list[n.Literal], bound: set[str], outside: dict[int, set[str]],
            steps: list[Step]) -> list[n.Literal]:
     """Append every pending literal whose inputs are bound; return the rest."""
     progress = True
     while progress:
         progress, rest = False, []
         for lit in pending:
-            step = _ready(lit, bound, all_bound)
+            step = _ready(lit, bound, outside)
             if step is None:
                 rest.append(lit)
                 continue
@@ -309,7 +311,7 @@ def _place(pending: list[n.Literal], bound: set[str], all_bound: set[str],
     return pending
 
 
-def _ready(lit: n.Literal, bound: set[str], all_bound: set[str]) -> Step | None:
+def _ready(lit: n.Literal, bound: set[str], outside: dict[int, set[str]]) -> Step | None:
     match lit:
         case n.Negation(atom=atom):
             return AntiJoin(atom) if variables(*atom.args) <= bound else None
@@ -319,7 +321,7 @@ def _ready(lit: n.Literal, bound: set[str], all_bound: set[str]) -> Step | None:
                         not (var.name.startswith(_AGGREGATE) and not isinstance(other, n.Aggregate)):
                     # a hoisted aggregate's variable is bound by its aggregate only
                     if isinstance(other, n.Aggregate):
-                        return _aggregate(var.name, other, bound, all_bound)
+                        return _aggregate(var.name, other, bound, outside[id(other)])
                     return Bind(var.name, other) if variables(other) <= bound else None
             return Filter(lit) if variables(left, right) <= bound else None
         case n.Comparison() | n.Constraint():
@@ -331,14 +333,16 @@ def _ready(lit: n.Literal, bound: set[str], all_bound: set[str]) -> Step | None:
             raise AssertionError(lit)
 
 
-def _aggregate(var: str, agg: n.Aggregate, bound: set[str], all_bound: set[str]
+def _aggregate(var: str, agg: n.Aggregate, bound: set[str], outside: set[str]
                ) -> AggregateJoin | None:
+    """``var = agg``, grouped by the variables of ``agg`` in ``outside``, those the rest
+    of the body binds outside its target (checks.injected); once they are ``bound``."""
     inner = set().union(*(_atom_vars(a) for a in agg.body if isinstance(a, n.Atom)))
     used = variables(*(t for lit in agg.body if not isinstance(lit, n.Atom) for t in literal_terms(lit)))
     if agg.target is not None:
         used |= variables(agg.target)
-    correlated = tuple(sorted((used - inner) & all_bound))
-    group = tuple(sorted((inner & all_bound) | set(correlated)))
+    correlated = tuple(sorted((used - inner) & outside))
+    group = tuple(sorted((inner & outside) | set(correlated)))
     if not set(group) <= bound:
         return None
     body = list(agg.body)

@@ -34,7 +34,7 @@ def errors(body: str) -> list[str]:
     (".decl p(x:number)", "5:7 relation p is declared twice"),
     (".decl t(x:Node)", "5:9 unknown type Node of attribute x"),
     (".printsize p\n.printsize p", "6:12 redefinition of .printsize for p"),
-    ("p(x) :- x = sum v : edge(x, v).", "5:3 ungrounded variable x (in the head)"),
+    ("p(x) :- y = sum v : edge(x, v).", "5:3 ungrounded variable x (in the head)"),
     ("p(x).", "5:3 a fact's arguments must be constants"),
     ("p(autoinc()) :- edge(_, _).", "5:3 autoinc() numbers tuples in Soufflé's evaluation "
      "order, which a distributed engine does not have: not supported"),

@@ -14,7 +14,7 @@ from sparklog.semantics.lattices import Lattice, lattices
 from sparklog.semantics.strata import Stratum, stratify
 from sparklog.syntax import nodes as n
 from sparklog.syntax.walk import (aggregates, body_variables, literal_terms, map_terms,
-                                  subterms)
+                                  subterms, variables)
 
 NUMERIC = ("number", "unsigned", "float")
 
@@ -407,8 +407,8 @@ class _Types:
             self.rep.error(call.span, f"unknown functor {call.name}")
             return None
         params, result = n.FUNCTORS[call.name]
-        if call.name == "cat":
-            params = ("symbol",) * max(2, len(call.args))
+        if call.name in ("cat", "min", "max"):  # variadic
+            params = params[:1] * max(2, len(call.args))
         if call.name == "range":
             if len(call.args) not in (2, 3):
                 self.rep.error(call.span, "functor range takes 2 or 3 arguments")
@@ -496,7 +496,7 @@ def _literals(body: Iterable[n.Literal]) -> list[n.Literal]:
 def _check_grounded(clause: n.Clause, rep: Reporter) -> None:
     bound = bound_variables(clause.body, set())
     def report(term: n.Term, what: str) -> None:
-        for v in subterms(term):
+        for v in subterms(term, targets=False):  # an aggregate's own variables: checked below
             if isinstance(v, n.Var) and v.name not in bound:
                 rep.error(v.span, f"ungrounded variable {v.name} ({what})")
     for arg in clause.head.args:
@@ -512,10 +512,9 @@ def _check_grounded(clause: n.Clause, rep: Reporter) -> None:
                     report(arg, "in a negation")
             case n.Comparison() | n.Constraint():
                 for arg in (lit.left, lit.right) if isinstance(lit, n.Comparison) else lit.args:
-                    if not isinstance(arg, n.Aggregate):
-                        report(arg, "in a constraint")
+                    report(arg, "in a constraint")
         for agg in aggregates(lit):
-            inner = bound_variables(agg.body, bound)
+            inner = bound_variables(agg.body, injected(clause.body, agg, set()))
             if agg.target is not None:
                 for v in subterms(agg.target):
                     if isinstance(v, n.Var) and v.name not in inner:
@@ -543,8 +542,33 @@ def bound_variables(body: Iterable[n.Literal], outer: set[str]) -> set[str]:
     return bound
 
 
+def injected(body: Iterable[n.Literal], agg: n.Aggregate, outer: set[str]) -> set[str]:
+    """The variables that group ``agg``, as Soufflé injects them: those the rest of the
+    body grounds (the literal that holds ``agg`` too, its value not counting) that are not
+    in its target. Its other variables are its own: ``Y = min Z + Y : { a(A, Z), a(B, Y),
+    A != B }`` takes the minimum over every ``Y`` of ``a``, as only the aggregate's value
+    binds the ``Y`` outside, and ``s = sum x : { r(x) }`` sums every ``x`` of ``r`` even
+    where the rule binds an ``x`` elsewhere."""
+    rest = []
+    for lit in body:
+        if not any(a is agg or a is not agg and _inside(agg, a) for a in aggregates(lit)):
+            rest.append(lit)
+        elif isinstance(lit, n.Atom):  # B(x, max s : {...}) still grounds x
+            rest.append(n.Atom(lit.relation, tuple(a if isinstance(a, n.Var) else n.Wildcard()
+                                                   for a in lit.args), lit.span))
+    own = variables(agg.target) if agg.target is not None else set()
+    return bound_variables(rest, outer) - own
+
+
+def _inside(agg: n.Aggregate, outer: n.Aggregate) -> bool:
+    """Whether ``agg`` is in the body of ``outer``, at any depth."""
+    return any(a is agg or _inside(agg, a) for lit in outer.body for a in aggregates(lit))
+
+
 def _ground(term: n.Term, bound: set[str], var: str) -> bool:
-    if isinstance(term, n.Aggregate):  # its value is defined by its own body, unless that
-        return var not in body_variables(term.body)  # body reads var (then var groups it)
-    return all(v.name in bound for v in subterms(term) if isinstance(v, n.Var)) and \
-        not any(isinstance(t, n.Wildcard) for t in subterms(term))
+    """Whether ``var = term`` binds ``var``: every variable outside the aggregates of
+    ``term`` is bound (an aggregate's value is defined by its own body)."""
+    return all(v.name in bound for v in subterms(term, targets=False) if isinstance(v, n.Var)) \
+        and not any(isinstance(t, n.Wildcard) for t in subterms(term, targets=False))
+
+

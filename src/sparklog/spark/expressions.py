@@ -352,7 +352,11 @@ def _call(term: n.Call, scope: Scope) -> str:
         case "strlen":  # Soufflé counts bytes
             return f"CAST(octet_length({text(args[0], scope)}) AS BIGINT)"
         case "to_number":
-            return to_number(text(args[0], scope))
+            kind = kind_of(args[0], scope)
+            if kind == "symbol":
+                return to_number(text(args[0], scope))
+            x = value(args[0], scope)  # static_cast<int64_t>: an unsigned keeps its bits
+            return double_to_signed(x) if kind == "float" else x
         case "to_float":
             x = value(args[0], scope)
             if kind_of(args[0], scope) == "unsigned":
@@ -367,10 +371,11 @@ def _call(term: n.Call, scope: Scope) -> str:
             return range_values(*(value(a, scope) for a in args))
         case "min" | "max":
             fn = "least" if term.name == "min" else "greatest"
-            a, b = value(args[0], scope), value(args[1], scope)
+            values = [value(a, scope) for a in args]
             if kind_of(term, scope) == "unsigned":
-                return f"({fn}({a} ^ {SIGN_BIT}, {b} ^ {SIGN_BIT}) ^ {SIGN_BIT})"
-            return f"{fn}({a}, {b})"
+                flipped = ", ".join(f"{v} ^ {SIGN_BIT}" for v in values)
+                return f"({fn}({flipped}) ^ {SIGN_BIT})"
+            return f"{fn}({', '.join(values)})"
         case _:
             raise AssertionError(term.name)
 

@@ -106,18 +106,18 @@ class UnaryOp:
         assert self.op in UNARY_OPS, self.op
 
 
-# name -> (argument kinds, result kind); "num" is any numeric type, "same" the type of
-# the first argument. Checked in semantics.types.
+# name -> (argument kinds, result kind); "num" is any numeric type, "any" any type,
+# "same" the type of the arguments. Checked in semantics.types.
 FUNCTORS: dict[str, tuple[tuple[str, ...], str]] = {
     "cat": (("symbol", "symbol"), "symbol"),  # cat is variadic (>= 2); checked specially
     "strlen": (("symbol",), "number"),
     "substr": (("symbol", "number", "number"), "symbol"),
-    "to_number": (("symbol",), "number"),
+    "to_number": (("any",), "number"),  # parses a symbol, truncates a float
     "to_string": (("num",), "symbol"),
     "to_float": (("num",), "float"),
     "to_unsigned": (("num",), "unsigned"),
     "ord": (("symbol",), "number"),
-    "min": (("num", "num"), "same"),
+    "min": (("num", "num"), "same"),  # min and max are variadic (>= 2)
     "max": (("num", "num"), "same"),
     # range(from, to[, step]) generates values: only as ``x = range(..)`` in a body
     "range": (("num", "num", "num"), "same"),

@@ -10,22 +10,23 @@ from collections.abc import Callable, Iterable, Iterator
 from sparklog.syntax import nodes as n
 
 
-def subterms(term: n.Term) -> Iterator[n.Term]:
-    """The term and its sub-terms, pre-order (an aggregate's target, not its body)."""
+def subterms(term: n.Term, targets: bool = True) -> Iterator[n.Term]:
+    """The term and its sub-terms, pre-order: an aggregate's target if ``targets`` (whose
+    variables are the aggregate's own unless bound outside it), never its body."""
     yield term
     match term:
         case n.BinOp(left=left, right=right):
-            yield from subterms(left)
-            yield from subterms(right)
+            yield from subterms(left, targets)
+            yield from subterms(right, targets)
         case n.UnaryOp(arg=arg):
-            yield from subterms(arg)
+            yield from subterms(arg, targets)
         case n.Call(args=args):
             for a in args:
-                yield from subterms(a)
-        case n.Aggregate(target=target) if target is not None:
-            yield from subterms(target)
+                yield from subterms(a, targets)
+        case n.Aggregate(target=target) if target is not None and targets:
+            yield from subterms(target, targets)
         case n.HeadAggregate(arg=arg):
-            yield from subterms(arg)
+            yield from subterms(arg, targets)
 
 
 def literal_terms(lit: n.Literal) -> tuple[n.Term, ...]:
