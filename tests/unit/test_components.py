@@ -96,3 +96,39 @@ def test_a_nested_component_sees_the_type_parameters_of_the_one_it_is_in():
     assert types == {"a.inner.r": "number", "a.top.t": "N", "b.inner.r": "float",
                      "b.top.t": "N"}
     assert evaluate(p)["a.inner.r"] == {(1,)} and evaluate(p)["b.inner.r"] == {(1.5,)}
+
+
+def test_an_override_drops_the_base_s_own_rules_not_those_of_its_instances():
+    """Soufflé: ``.override r`` removes the rules a base writes for ``r``, at any depth of
+    inheritance; the facts an instance nested in a base adds to ``r`` stay (Soufflé's
+    inherit_instance_override test, where sparklog once dropped them: a wrong answer)."""
+    p = parse(".comp Base {\n"
+              "  .decl r(x: symbol) overridable\n"
+              "  .comp Part { r(\"part\"). }\n"
+              "  .init part = Part\n"
+              "  r(\"base\").\n"
+              "}\n"
+              ".comp Middle : Base { r(\"middle\"). }\n"
+              ".comp Top : Middle {\n"
+              "  .override r\n"
+              "  r(\"top\").\n"
+              "}\n"
+              ".init m = Middle\n"
+              ".init t = Top\n")
+    got = evaluate(p)
+    assert got["m.r"] == {("part",), ("base",), ("middle",)}
+    assert got["t.r"] == {("part",), ("top",)}
+
+
+def test_a_component_defined_in_a_base_can_be_instantiated_in_the_derived():
+    """Soufflé: the components a base defines are in scope in what extends it."""
+    p = parse(".comp Model {\n"
+              "  .comp Inner { r(\"inner\"). }\n"
+              "}\n"
+              ".comp Concrete : Model {\n"
+              "  .decl r(s: symbol)\n"
+              "  .init inner = Inner\n"
+              "  r(\"concrete\").\n"
+              "}\n"
+              ".init c = Concrete\n")
+    assert evaluate(p)["c.r"] == {("inner",), ("concrete",)}

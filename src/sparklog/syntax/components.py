@@ -109,9 +109,12 @@ class _Expander:
         return [_renamed(i, init.name, relations, types) for i in items]
 
     def content(self, comp: Component, binding: dict[str, str], scope: dict,
-                where: Span) -> list:
+                where: Span, dropped: frozenset[str] = frozenset()) -> list:
         """A component's items with its bases' first, type parameters bound, nested
-        instances expanded (qualified by their own names), not yet qualified."""
+        instances expanded (qualified by their own names), not yet qualified; without
+        its own rules (and its bases') for the ``dropped`` relations, which a component
+        extending it overrides. The rules its nested instances add stay, as in Soufflé:
+        ``.init aa = AA`` in a base still brings AA's facts of an overridden relation."""
         self.depth += 1
         if self.depth > _MAX_DEPTH:
             raise self.fail(where, f"component {comp.type.name} contains or extends itself")
@@ -125,22 +128,35 @@ class _Expander:
             out: list = []
             for base in comp.bases:
                 base_comp, base_binding = self.resolve(base, scope, binding)
-                inherited = self.content(base_comp, base_binding, scope, base.span)
+                inherited = self.content(base_comp, base_binding, scope, base.span,
+                                         dropped | overrides)
                 declared = {d.name for d in _decls(inherited)}
                 for name in overrides - declared:
                     span = next(i.span for i in comp.items
                                 if isinstance(i, Override) and i.relation == name)
                     raise self.fail(span, f".override {name}: no base of {comp.type.name} "
                                     "declares it")
-                out += [_without_rules_of(i, overrides) for i in inherited]
+                out += inherited
+                for name, nested in self._nested(base_comp, scope, base_binding).items():
+                    local.setdefault(name, nested)  # a base's components are the derived's
             for item in comp.items:
                 if isinstance(item, Init):
                     out += self.instantiate(item, local, binding)
                 elif not isinstance(item, (Component, Override)):
-                    out.append(_typed(item, binding))
+                    out.append(_without_rules_of(_typed(item, binding), dropped))
             return out
         finally:
             self.depth -= 1
+
+
+    def _nested(self, comp: Component, scope: dict, binding: dict[str, str]) -> dict:
+        """The components defined in ``comp`` and in its bases, by name."""
+        out = {}
+        for base in comp.bases:
+            base_comp, base_binding = self.resolve(base, scope, binding)
+            out.update(self._nested(base_comp, scope, base_binding))
+        out.update({i.type.name: i for i in comp.items if isinstance(i, Component)})
+        return out
 
 
 def expand(items: list, sources: dict[str, str]) -> list:
