@@ -245,18 +245,25 @@ converted(to_number(x)) :- u(x).
 converted(to_number(x)) :- s(x).
 .decl extremes(a: number, b: float, c: unsigned)
 extremes(max(1, 7, -3, 4), min(1.0, x, -1.5, 120.35), max(3u, y, 1u)) :- f(x), x > 300.0, u(y), y < 10u.
+.decl w(x: symbol)
+w("b"). w("bb"). w("a3"). w("é"). w("z").
+.decl words(hi: symbol, lo: symbol)
+words(max(x, y), min(x, y, "a0")) :- w(x), w(y), x != y, max(x, y) = "é".
 """
 
 
 def test_to_number_of_numbers_and_min_max_of_many_arguments(engine):
     """Soufflé's to_number also converts a number: a float truncated toward zero (C++'s
     static_cast, -2^63 out of range), an unsigned by its bits; min and max take two or
-    more arguments (found by running Soufflé's float_operations test)."""
+    more arguments, symbols too (found by running Soufflé's float_operations and
+    string_minmax tests)."""
     ast = parse(CONVERSIONS, "conversions.dl")
     expected = reference.evaluate(ast)
     result = engine.run(sparklog.Program(ast))
     assert expected["converted"] == {(1,), (-124,), (0,), (-(1 << 63),), (325,), (5,), (-1,),
                                      (42,), (-31,)}
     assert expected["extremes"] == {(7, -1.5, 5)}
-    for name in ("converted", "extremes"):
+    # of symbols, byte order (é is two bytes from 0xc3, after z)
+    assert expected["words"] == {("é", "a0")}
+    for name in ("converted", "extremes", "words"):
         assert rows(result[name]) == expected[name], name

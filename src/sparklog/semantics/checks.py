@@ -421,6 +421,8 @@ class _Types:
         for arg, want in zip(call.args, params):
             got = self.infer(arg)
             kinds.append(got)
+            if call.name in ("min", "max") and "symbol" in kinds:
+                want = "symbol"  # of symbols: the first in lexicographic (byte) order
             if want == "num" and got == "symbol" or want == "symbol" and got in NUMERIC:
                 self.rep.error(arg.span, f"type mismatch: {call.name} expects {want}, got {got}")
         if call.name == "range" and {"float", "unsigned"} & set(kinds):

@@ -18,7 +18,8 @@ from sparklog.syntax import nodes as n
 NUMERIC = ("number", "unsigned", "float")
 # Which arguments of a functor or constraint are read as text (None: all of them).
 TEXT_ARGS: dict[str, tuple[int, ...] | None] = {
-    "cat": None, "contains": None, "match": None, "strlen": (0,), "substr": (0,), "to_number": (0,)}
+    "cat": None, "contains": None, "match": None, "strlen": (0,), "substr": (0,), "to_number": (0,),
+    "min": None, "max": None}  # min and max of symbols
 STRING_FUNCTORS = set(TEXT_ARGS)
 ORDERING = ("<", "<=", ">", ">=")
 
@@ -185,6 +186,8 @@ def text(term: n.Term, scope: Scope) -> str:
             return _substr(text(s, scope), value(start, scope), value(length, scope))
         case n.Call(name="to_string", args=(x,)):
             return _to_string(value(x, scope), kind_of(x, scope))
+        case n.Call(name="min" | "max" as name, args=args):  # C++ string order: by bytes
+            return f"{'least' if name == 'min' else 'greatest'}({', '.join(text(a, scope) for a in args)})"
         case _:
             raise AssertionError(f"no text for {term!r}")
 
@@ -369,6 +372,8 @@ def _call(term: n.Call, scope: Scope) -> str:
             return value(args[0], scope)
         case "range":  # the values it generates, as an array (translate explodes it)
             return range_values(*(value(a, scope) for a in args))
+        case "min" | "max" if kind_of(term, scope) == "symbol":
+            return symbol_id(text(term, scope))
         case "min" | "max":
             fn = "least" if term.name == "min" else "greatest"
             values = [value(a, scope) for a in args]
