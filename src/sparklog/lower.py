@@ -338,7 +338,9 @@ def _aggregate(var: str, agg: n.Aggregate, bound: set[str], outside: set[str]
     """``var = agg``, grouped by the variables of ``agg`` in ``outside``, those the rest
     of the body binds outside its target (checks.injected); once they are ``bound``."""
     inner = set().union(*(_atom_vars(a) for a in agg.body if isinstance(a, n.Atom)))
-    used = variables(*(t for lit in agg.body if not isinstance(lit, n.Atom) for t in literal_terms(lit)))
+    # what its other literals read, in the bodies of aggregates nested in them too: a
+    # variable of the rule that only a nested aggregate reads still groups this one
+    used = body_variables([lit for lit in agg.body if not isinstance(lit, n.Atom)])
     if agg.target is not None:
         used |= variables(agg.target)
     correlated = tuple(sorted((used - inner) & outside))

@@ -207,6 +207,12 @@ tested(x) :- e(x, y), 2 * y + 1 = 2 * max s : { e(x, s) } + 1.
 argument(x, y) :- e(x, y), e(y, max s : { e(x, d), e(d, s) }).
 .decl target(x: number, s: number)
 target(x, s) :- e(x, _), s = sum x : { e(x, _) }.
+.decl goal(p: symbol, g: number)
+goal("a", 7). goal("b", 9).
+.decl step(p: symbol, week: number, n: number)
+step("a", 1, 2). step("a", 2, 2). step("a", 3, 4). step("b", 1, 5). step("b", 2, 1). step("b", 3, 1).
+.decl reached(p: symbol, week: number)
+reached(p, w) :- goal(p, g), w = min c : { step(_, c, _), t = sum n : { step(p, k, n), k <= c }, t >= g }.
 """
 
 
@@ -228,7 +234,12 @@ def test_aggregate_variables_bound_outside_group_it_and_the_rest_are_its_own(eng
     # a target's variable is the aggregate's own even where the rule binds it: the sum of
     # every x of e(x, _), 1 + 1 + 2 + 3, beside each x
     assert expected["target"] == {(1, 7), (2, 7), (3, 7)}
-    for name in ("own", "grouped", "tested", "argument", "target"):
+    # p, bound by the rule, groups the sum nested in the min: a's running total reaches 7
+    # in week 3 (2, 4, 8), b's never reaches 9 (5, 6, 7). Once p only grouped the aggregates
+    # that read it outside nested bodies, so the sum ran over both: a wrong answer (found
+    # by Soufflé's aggregates_nested test)
+    assert expected["reached"] == {("a", 3)}
+    for name in ("own", "grouped", "tested", "argument", "target", "reached"):
         assert rows(result[name]) == expected[name], name
 
 
