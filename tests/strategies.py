@@ -262,7 +262,9 @@ class Gen:
         args: list[Term] = []
         for i, kind in enumerate(rel.types):
             outer = self.var_of(scope, kind)
-            if i == target_at:
+            if i == target_at and outer is not None and self.extra.random() < 0.15:
+                args.append(outer)  # Soufflé: a target's variable is the aggregate's own
+            elif i == target_at:
                 name = inner.new(kind, "a")
                 inner.add(name, kind)
                 args.append(Var(name))
@@ -277,6 +279,8 @@ class Gen:
                 inner.add(name, kind)
                 args.append(Var(name))
         body: list[Literal] = [Atom(rel.name, tuple(args))]
+        if self.extra.random() < 0.15:
+            body += self._nested_count(lower, scope, inner)
         target = None
         if target_at is not None:
             kind = rel.types[target_at]
@@ -295,7 +299,30 @@ class Gen:
             name = scope.new(kind)
             scope.add(name, kind, computed=True)
             result = Var(name)
+            # the result's name inside the body too (``y = min z + y : { a(_, z), b(y) }``):
+            # only the aggregate's value binds the one outside, so the inner one is its own
+            free = [i for i, a in enumerate(args) if i != target_at and rel.types[i] == kind
+                    and isinstance(a, Wildcard)]
+            if free and self.extra.random() < 0.2:
+                args[self.extra.choice(free)] = result
+                body[0] = Atom(rel.name, tuple(args))
         return Comparison("=", result, Aggregate(func, target, tuple(body)))
+
+    def _nested_count(self, lower: list[Rel], scope: Scope, inner: Scope) -> list[Literal]:
+        """``t = count : { r(..) }, t >= k`` inside an aggregate's body, over the rule's
+        variables and the aggregate's own: a rule variable only the nested count reads
+        must still group the aggregate around it (a shape once answered wrongly)."""
+        extra = self.extra
+        rel = extra.choice(lower)
+        args: list[Term] = []
+        for kind in rel.types:
+            pick, outer, own = extra.random(), scope.bound[kind], inner.bound[kind]
+            args.append(Var(extra.choice(outer)) if outer and pick < 0.6
+                        else Var(extra.choice(own)) if own and pick < 0.8
+                        else _constant(extra, kind) if pick < 0.85 else Wildcard())
+        count = inner.new("number", "t")
+        return [Comparison("=", Var(count), Aggregate("count", None, (Atom(rel.name, tuple(args)),))),
+                Comparison(extra.choice((">=", "<")), Var(count), Number(extra.randint(1, 2)))]
 
     def binding(self, scope: Scope, recursive: bool) -> Comparison:
         """``v = expression`` with a fresh variable ``v``."""
