@@ -274,6 +274,10 @@ def test_union_and_bare_type_declarations_parse_and_print():
      "choice domains (choice-domain): a Soufflé feature sparklog does not support"),
     (".decl a(x:number)\na(x) :- a([1, 2]).", "f.dl:2:11",
      "records ([a, b]): a Soufflé feature sparklog does not support"),
+    (".type Nat = Zero {} | Succ {n: Nat}", "f.dl:1:18",
+     "algebraic data types (.type T = A {...} | B {...}): a Soufflé feature sparklog"),
+    (".decl a(x:number)\n.decl c(x:number)\nc($ + 1) :- a(_).", "f.dl:3:3",
+     "$ (autoinc() in Soufflé 1.x) numbers tuples in Soufflé's evaluation order"),
 ])
 def test_qualifier_errors_name_the_place(text, where, message):
     with pytest.raises(ParseError) as err:
@@ -416,3 +420,11 @@ def test_include_dirs_and_macros_as_soufflés_minus_i_and_minus_m(tmp_path):
     plain = tmp_path / "p.dl"
     plain.write_text(".decl c(x:number)\nc(LIMIT).\n")
     assert print_clause(parse_file(plain, macros=["LIMIT=3"]).clauses[0]) == "c(3)."
+
+
+def test_ram_domain_size_is_predefined_as_in_soufflés_64_bit_build():
+    """Soufflé defines RAM_DOMAIN_SIZE for the preprocessor; programs pick their word size
+    with it (Soufflé's bitwise test: without it, no branch declared its relations)."""
+    program = parse("#if RAM_DOMAIN_SIZE == 64\n.decl wide(x: number)\nwide(1).\n#else\n"
+                    ".decl narrow(x: number)\n#endif\n", "w.dl")
+    assert [d.name for d in program.decls] == ["wide"]

@@ -40,6 +40,11 @@ def diagnose(exc: lark.exceptions.UnexpectedInput, text: str, file: str,
         if text[pos] == "[":
             return Diagnostic(_span(file, text, pos), "records ([a, b]): a Soufflé feature "
                               "sparklog does not support")
+        if text[pos] == "$" and text[:pos].rstrip()[-1:] in tuple("(,=<>+-*/%^!"):
+            # a term, not $MIN(...) and the like: Soufflé 1.x's autoinc()
+            return Diagnostic(_span(file, text, pos), "$ (autoinc() in Soufflé 1.x) numbers "
+                              "tuples in Soufflé's evaluation order, which a distributed "
+                              "engine does not have: not supported")
         unsupported = _unsupported(text, pos)  # ".functor" is no token at all
         return Diagnostic(_span(file, text, pos),
                           unsupported or f"unexpected character {text[pos]!r}")
@@ -58,6 +63,9 @@ def diagnose(exc: lark.exceptions.UnexpectedInput, text: str, file: str,
                                                         for e in expected):
         return Diagnostic(_span(file, text, pos), "subsumption (a(x) <= a(y) :- ...): a "
                           "Soufflé feature sparklog does not support")
+    if token is not None and str(token) == "{" and _ADT.search(text[:pos]):
+        return Diagnostic(_span(file, text, pos), "algebraic data types (.type T = A {...} | "
+                          "B {...}): a Soufflé feature sparklog does not support")
     if text[max(0, pos - 6):pos + 7] == "choice-domain":
         return Diagnostic(_span(file, text, pos - 6), "choice domains (choice-domain): a "
                           "Soufflé feature sparklog does not support")
@@ -70,6 +78,9 @@ def diagnose(exc: lark.exceptions.UnexpectedInput, text: str, file: str,
         message += f"; expected {_phrase(expected, terminals)}"
     return Diagnostic(_span(file, text, pos), message)
 
+
+# the start of a sum type's branch: ``.type T = A`` or ``... } | B``, before its ``{``
+_ADT = re.compile(r"(\.type\s+[\w.]+\s*=|\|)\s*[\w.]+\s*$")
 
 # Soufflé's directives that sparklog does not read, and what they are
 _SOUFFLE_ONLY = {"functor": "user-defined functors (.functor)"}

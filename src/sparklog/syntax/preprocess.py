@@ -102,6 +102,10 @@ class _Preprocessor(pcpp.Preprocessor):
         return True  # removed from the output
 
 
+# the bits of a number, unsigned and float: sparklog's are 64-bit (Spark's BIGINT, DOUBLE)
+RAM_DOMAIN_SIZE = 64
+
+
 def preprocess(text: str, file: str, include_dirs: Sequence[str | os.PathLike] = (),
                macros: Sequence[str] = ()) -> Preprocessed:
     """Run the C preprocessor over a program's text; ``#include "f"`` is looked up next
@@ -112,6 +116,8 @@ def preprocess(text: str, file: str, include_dirs: Sequence[str | os.PathLike] =
     pre = _Preprocessor(name)
     for folder in include_dirs:
         pre.add_path(str(folder))
+    # as Soufflé's 64-bit build: programs test it to pick their word size (#if ... == 64)
+    pre.define(f"RAM_DOMAIN_SIZE {RAM_DOMAIN_SIZE}")
     for macro in macros:
         key, given, value = macro.partition("=")
         pre.define(f"{key} {value if given else '1'}")  # -M NAME is 1, as cpp's -D
