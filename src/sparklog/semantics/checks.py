@@ -47,6 +47,7 @@ def check(program: n.Program, trusted: frozenset[str] = frozenset()) -> Checked:
     for monotonicity: the rewrite proves what the check could not."""
     rep = Reporter()
     kinds = _resolve_declarations(program, rep)
+    program = replace(program, clauses=tuple(_ground_witnesses(c) for c in program.clauses))
     for clause in program.clauses:
         _check_clause(clause, kinds, rep)
     printsize: dict[str, n.Directive] = {}
@@ -542,6 +543,90 @@ def bound_variables(body: Iterable[n.Literal], outer: set[str]) -> set[str]:
                     bound.add(var.name)
                     changed = True
     return bound
+
+
+def _ground_witnesses(clause: n.Clause) -> n.Clause:
+    """The clause with the witnesses of its min and max aggregates grounded, as Soufflé's
+    GroundWitnesses pass does: a variable the aggregate's body grounds, used outside it
+    where nothing else grounds it (``Tallest(s, h) :- h = max x : { height(s, x) }``),
+    takes the values of every tuple that reaches the extremum. The aggregate keeps its
+    value (its witnesses renamed apart) and the rule gains a copy of its body with the
+    target equated to that value: ``height(s, x'), x' = h``. Other aggregates have no
+    witnesses (Soufflé refuses them; here they are ungrounded)."""
+    added: list[n.Literal] = []
+    body = list(clause.body)
+    grounded = bound_variables(body, set())
+    for i, lit in enumerate(body):
+        for agg in aggregates(lit):
+            if agg.func not in ("min", "max") or agg.target is None:
+                continue
+            own = bound_variables(agg.body, injected(body, agg, set()))
+            outside = _variables_outside(clause)
+            witnesses = (own & outside) - grounded
+            if not witnesses:
+                continue
+            taken = _clause_variables(clause) | {v.name for lit in added for v in _vars_of(lit)}
+            fresh = _fresh_names(own - injected(body, agg, set()), taken)
+            renamed = _renamed(agg, {w: fresh[w] for w in witnesses})
+            body[i] = lit = _replaced(lit, agg, renamed)
+            value: n.Term = renamed
+            if isinstance(lit, n.Comparison) and lit.op == "=" and lit.right is renamed and \
+                    isinstance(lit.left, n.Var):
+                value = lit.left
+            if isinstance(lit, n.Comparison) and lit.op == "=" and lit.right is renamed and \
+                    isinstance(lit.left, n.Wildcard):
+                body[i] = n.BoolLit(True, lit.span)  # ``_ = min ...``: the copy holds it
+            locals_ = {v: fresh[v] for v in fresh if v not in witnesses}
+            added += [_renamed_literal(b, locals_) for b in agg.body]
+            added.append(n.Comparison("=", _renamed_term(agg.target, locals_), value, agg.span))
+    if not added:
+        return clause
+    return replace(clause, body=tuple(body) + tuple(added))
+
+
+def _variables_outside(clause: n.Clause) -> set[str]:
+    """The variables of ``clause``'s head and body outside every aggregate (a variable
+    inside another aggregate is that one's own, or grounded where the rule binds it)."""
+    return {v.name for lit in (clause.head, *clause.body) for term in literal_terms(lit)
+            for v in subterms(term, targets=False) if isinstance(v, n.Var)}
+
+
+def _clause_variables(clause: n.Clause) -> set[str]:
+    return {v.name for lit in (clause.head, *clause.body) for v in _vars_of(lit)}
+
+
+def _vars_of(lit: n.Literal) -> list[n.Var]:
+    found: list[n.Var] = []
+    map_terms(lit, lambda t: found.append(t) or t if isinstance(t, n.Var) else t)
+    return found
+
+
+def _fresh_names(names: set[str], taken: set[str]) -> dict[str, str]:
+    out = {}
+    for name in sorted(names):
+        k = 0
+        while f"{name}_w{k}" in taken:
+            k += 1
+        out[name] = f"{name}_w{k}"
+        taken.add(out[name])
+    return out
+
+
+def _renamed_term(term, names: dict[str, str]):
+    return map_terms(term, lambda t: n.Var(names[t.name], t.span)
+                     if isinstance(t, n.Var) and t.name in names else t)
+
+
+def _renamed_literal(lit: n.Literal, names: dict[str, str]) -> n.Literal:
+    return _renamed_term(lit, names)
+
+
+def _renamed(agg: n.Aggregate, names: dict[str, str]) -> n.Aggregate:
+    return _renamed_term(agg, names)
+
+
+def _replaced(lit: n.Literal, old: n.Aggregate, new: n.Aggregate) -> n.Literal:
+    return map_terms(lit, lambda t: new if t is old else t)
 
 
 def injected(body: Iterable[n.Literal], agg: n.Aggregate, outer: set[str]) -> set[str]:
