@@ -567,7 +567,7 @@ def _ground_witnesses(clause: n.Clause) -> n.Clause:
                 continue
             taken = _clause_variables(clause) | {v.name for lit in added for v in _vars_of(lit)}
             fresh = _fresh_names(own - injected(body, agg, set()), taken)
-            renamed = _renamed(agg, {w: fresh[w] for w in witnesses})
+            renamed = _renamed_term(agg, {w: fresh[w] for w in witnesses})
             body[i] = lit = _replaced(lit, agg, renamed)
             value: n.Term = renamed
             if isinstance(lit, n.Comparison) and lit.op == "=" and lit.right is renamed and \
@@ -577,7 +577,7 @@ def _ground_witnesses(clause: n.Clause) -> n.Clause:
                     isinstance(lit.left, n.Wildcard):
                 body[i] = n.BoolLit(True, lit.span)  # ``_ = min ...``: the copy holds it
             locals_ = {v: fresh[v] for v in fresh if v not in witnesses}
-            added += [_renamed_literal(b, locals_) for b in agg.body]
+            added += [_renamed_term(b, locals_) for b in agg.body]
             added.append(n.Comparison("=", _renamed_term(agg.target, locals_), value, agg.span))
     if not added:
         return clause
@@ -612,17 +612,10 @@ def _fresh_names(names: set[str], taken: set[str]) -> dict[str, str]:
     return out
 
 
-def _renamed_term(term, names: dict[str, str]):
-    return map_terms(term, lambda t: n.Var(names[t.name], t.span)
+def _renamed_term(node, names: dict[str, str]):
+    """A term or literal with the variables of ``names`` renamed."""
+    return map_terms(node, lambda t: n.Var(names[t.name], t.span)
                      if isinstance(t, n.Var) and t.name in names else t)
-
-
-def _renamed_literal(lit: n.Literal, names: dict[str, str]) -> n.Literal:
-    return _renamed_term(lit, names)
-
-
-def _renamed(agg: n.Aggregate, names: dict[str, str]) -> n.Aggregate:
-    return _renamed_term(agg, names)
 
 
 def _replaced(lit: n.Literal, old: n.Aggregate, new: n.Aggregate) -> n.Literal:
