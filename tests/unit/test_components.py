@@ -130,5 +130,7 @@ def test_a_component_defined_in_a_base_can_be_instantiated_in_the_derived():
               "  .init inner = Inner\n"
               "  r(\"concrete\").\n"
               "}\n"
-              ".init c = Concrete\n")
+              ".init c = Concrete\n"
+              ".comp Inner { .decl r(s: symbol) r(\"top\"). }\n")
+    # the base's Inner, not the top-level one of the same name
     assert evaluate(p)["c.r"] == {("inner",), ("concrete",)}

@@ -120,6 +120,7 @@ class _Expander:
             raise self.fail(where, f"component {comp.type.name} contains or extends itself")
         try:
             local = dict(scope)
+            own = {i.type.name for i in comp.items if isinstance(i, Component)}
             for nested in (i for i in comp.items if isinstance(i, Component)):
                 local[nested.type.name] = nested
                 self.defined_in[id(nested)] = binding
@@ -138,7 +139,8 @@ class _Expander:
                                     "declares it")
                 out += inherited
                 for name, nested in self._nested(base_comp, scope, base_binding).items():
-                    local.setdefault(name, nested)  # a base's components are the derived's
+                    if name not in own:  # a base's components are the derived's
+                        local[name] = nested
             for item in comp.items:
                 if isinstance(item, Init):
                     out += self.instantiate(item, local, binding)
