@@ -371,9 +371,12 @@ class Evaluator:
         return set()
 
     def aggregate(self, agg: Aggregate, binding: Binding) -> object:
-        """The value of an aggregate for the grouping variables bound in ``binding``."""
+        """The value of an aggregate for the grouping variables bound in ``binding``; the
+        rule's other variables, bound or not, are not the aggregate's (its own may share
+        their names)."""
+        outer = self.outer[id(agg)]
         values = [1 if agg.target is None else self.term(agg.target, b)
-                  for b in self.solve(agg.body, dict(binding))]
+                  for b in self.solve(agg.body, {k: v for k, v in binding.items() if k in outer})]
         if agg.func == "count":
             return len(values)
         if agg.func == "sum":
