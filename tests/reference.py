@@ -337,6 +337,8 @@ class Evaluator:
         self.symbols: dict[str, int] = {}
         self.outer: dict[int, frozenset[str]] = {}
         self.clause_outer = {id(c): self._outer_vars(c) for c in program.clauses}
+        # min/max aggregates whose witnesses the rule reads: id -> the witness variables
+        self.witnesses = {k: v for c in program.clauses for k, v in _witnesses(c).items()}
         self.functors: dict[str, object] = {}  # user functors of .lattice Lubs
 
     # -- aggregates ---------------------------------------------------------------------
@@ -369,6 +371,15 @@ class Evaluator:
             case Aggregate():
                 return set(self.outer[id(term)])
         return set()
+
+    def witnessed(self, agg: Aggregate, binding: Binding) -> Iterator[tuple[object, Binding]]:
+        """A min or max aggregate's value with the witnesses of each body solution that
+        reaches it (Soufflé: a variable only its body grounds, read by the rule)."""
+        value = self.aggregate(agg, binding)
+        outer = self.outer[id(agg)]
+        for solution in self.solve(agg.body, {k: v for k, v in binding.items() if k in outer}):
+            if self.term(agg.target, solution) == value:
+                yield value, {w: solution[w] for w in self.witnesses[id(agg)]}
 
     def aggregate(self, agg: Aggregate, binding: Binding) -> object:
         """The value of an aggregate for the grouping variables bound in ``binding``; the
@@ -488,6 +499,15 @@ class Evaluator:
                     yield from ({**binding, name: v} for v in values)
                 elif binding[name] in values:
                     yield binding
+            case Comparison("=", Var() | Wildcard() as left, Aggregate() as agg) \
+                    if id(agg) in self.witnesses:
+                for value, found in self.witnessed(agg, binding):
+                    if isinstance(left, Wildcard):
+                        yield {**binding, **found}
+                    elif left.name not in binding:
+                        yield {**binding, **found, left.name: value}
+                    elif binding[left.name] == value:
+                        yield {**binding, **found}
             case Comparison("=", Var(name), right) if name not in binding:
                 yield {**binding, name: self.term(right, binding)}
             case Comparison("=", left, Var(name)) if name not in binding:
@@ -570,6 +590,7 @@ class Evaluator:
             body.append(lit)
         rewritten = Clause(clause.head, tuple(body))
         self.clause_outer[id(rewritten)] = self._outer_vars(rewritten)
+        self.witnesses.update(_witnesses(rewritten))
         self.outer = self.clause_outer[id(rewritten)]
         arg = clause.head.args[column]
         arg = arg.arg if isinstance(arg, HeadAggregate) else arg
@@ -686,6 +707,32 @@ def _aggregates(clause: Clause) -> Iterator[Aggregate]:
                 stack += list(args)
             case Negation(atom):
                 stack.append(atom)
+
+
+def _witnesses(clause: Clause) -> dict[int, frozenset[str]]:
+    """The witnesses of the clause's min and max aggregates outside other aggregates:
+    variables of their bodies' atoms that the rule reads outside every aggregate (head
+    included) and nothing around the aggregate grounds."""
+    every = list(_aggregates(clause))
+    outside = set(term_vars_all(clause.head.args))
+    for literal in clause.body:
+        match literal:
+            case Atom(_, args) | Constraint(_, args) | Negation(Atom(_, args)):
+                outside |= {v for a in args for v in term_vars(a, inside=False)}
+            case Comparison(_, left, right):
+                outside |= set(term_vars(left, inside=False)) | set(term_vars(right, inside=False))
+    found = {}
+    for agg in every:
+        if agg.func not in ("min", "max") or agg.target is None or \
+                any(other is not agg and any(_holds(lit, agg) for lit in other.body)
+                    for other in every):
+            continue
+        atoms = {a.name for lit in agg.body if isinstance(lit, Atom)
+                 for a in lit.args if isinstance(a, Var)}
+        witnesses = (atoms & outside) - _grounded_around(clause.body, agg)
+        if witnesses:
+            found[id(agg)] = frozenset(witnesses)
+    return found
 
 
 def _grounded_around(body: tuple[Literal, ...], agg: Aggregate) -> set[str]:
