@@ -306,14 +306,6 @@ class Gen:
             if free and self.extra.random() < 0.2:
                 args[self.extra.choice(free)] = result
                 body[0] = Atom(rel.name, tuple(args))
-        if func in ("min", "max") and self.extra.random() < 0.5:
-            # a witness: a variable of its body the rule reads (Soufflé binds it to the
-            # tuples that reach the extremum, unless something else grounds it)
-            own = [(a.name, rel.types[i]) for i, a in enumerate(args) if i != target_at
-                   and isinstance(a, Var) and a.name in inner.bound[rel.types[i]]]
-            if own:
-                name, kind = self.extra.choice(own)
-                scope.add(name, kind)
         return Comparison("=", result, Aggregate(func, target, tuple(body)))
 
     def _nested_count(self, lower: list[Rel], scope: Scope, inner: Scope) -> list[Literal]:
