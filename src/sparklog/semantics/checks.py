@@ -560,13 +560,14 @@ def _ground_witnesses(clause: n.Clause) -> n.Clause:
         for agg in aggregates(lit):
             if agg.func not in ("min", "max") or agg.target is None:
                 continue
-            own = bound_variables(agg.body, injected(body, agg, set()))
-            outside = _variables_outside(clause)
-            witnesses = (own & outside) - grounded
+            grouping = injected(body, agg, set())
+            own = bound_variables(agg.body, grouping)
+            witnesses = (own & _variables_outside(clause)) - grounded
             if not witnesses:
                 continue
-            taken = _clause_variables(clause) | {v.name for lit in added for v in _vars_of(lit)}
-            fresh = _fresh_names(own - injected(body, agg, set()), taken)
+            taken = variables(*clause.head.args) | body_variables(clause.body) | \
+                body_variables(added)
+            fresh = _fresh_names(own - grouping, taken)
             renamed = _renamed_term(agg, {w: fresh[w] for w in witnesses})
             body[i] = lit = _replaced(lit, agg, renamed)
             value: n.Term = renamed
@@ -589,16 +590,6 @@ def _variables_outside(clause: n.Clause) -> set[str]:
     inside another aggregate is that one's own, or grounded where the rule binds it)."""
     return {v.name for lit in (clause.head, *clause.body) for term in literal_terms(lit)
             for v in subterms(term, targets=False) if isinstance(v, n.Var)}
-
-
-def _clause_variables(clause: n.Clause) -> set[str]:
-    return {v.name for lit in (clause.head, *clause.body) for v in _vars_of(lit)}
-
-
-def _vars_of(lit: n.Literal) -> list[n.Var]:
-    found: list[n.Var] = []
-    map_terms(lit, lambda t: found.append(t) or t if isinstance(t, n.Var) else t)
-    return found
 
 
 def _fresh_names(names: set[str], taken: set[str]) -> dict[str, str]:
