@@ -95,6 +95,8 @@ from typing import Any
 from pyspark.sql import Column, DataFrame, Observation, SparkSession
 from pyspark.sql import functions as F
 
+from sparklog.defaults import CODEGEN_CACHE_ENTRIES
+
 from .peers import EXPERT_CONF, _expert_partitions, session_conf
 
 ALGOS = ("cc", "sssp", "bfs", "pagerank")
@@ -632,6 +634,8 @@ def start_spark(shuffle_partitions: int = 4, jars: list[str] | None = None) -> S
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.shuffle.partitions", str(shuffle_partitions))
+        # as sparklog starts its own sessions; every peer shares it (session.default_conf)
+        .config("spark.sql.codegen.cache.maxEntries", str(CODEGEN_CACHE_ENTRIES))
     )
     if jars:
         builder = builder.config("spark.jars", ",".join(jars))

@@ -29,6 +29,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from sparklog.defaults import CODEGEN_CACHE_ENTRIES
+
 from . import peers, workloads
 
 DEFAULT_WORKLOADS = "chain:200,tree-down:12,tree-up:12"
@@ -192,6 +194,8 @@ def start_spark(shuffle_partitions: int = 4) -> Any:
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.shuffle.partitions", str(shuffle_partitions))
+        # as sparklog starts its own sessions; every peer shares it (session.default_conf)
+        .config("spark.sql.codegen.cache.maxEntries", str(CODEGEN_CACHE_ENTRIES))
         .getOrCreate()
     )
     spark.sparkContext.setLogLevel("ERROR")

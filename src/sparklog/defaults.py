@@ -6,6 +6,10 @@
 # "Benchmarks"); the threshold sits between the two on a log scale.
 CODEGEN_ROWS = 150_000
 
+# Classes Spark keeps compiled (its spark.sql.codegen.cache.maxEntries, 100 by default): room
+# for every class a long run compiles, which Spark otherwise compiles again and again.
+CODEGEN_CACHE_ENTRIES = 4096
+
 # Dynamic join planning (Options.join_planning): a round whose delta holds at most this many
 # rows broadcasts it to the joins that are not partition-local, instead of shuffling both
 # sides (the stored side is the larger one). Spark's own broadcast threshold is 10 MB; a

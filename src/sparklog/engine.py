@@ -174,6 +174,7 @@ class Engine:
         self.spark = spark or session.start(master, checked.partitions, dict(conf or {}))
         if spark is not None:
             session.quiet(spark)
+            session.advise(spark)
         if checked.checkpoint_dir:
             self.spark.sparkContext.setCheckpointDir(checked.checkpoint_dir)
         parts = checked.partitions or max(2, self.spark.sparkContext.defaultParallelism)

@@ -382,3 +382,33 @@ def test_options_are_frozen_and_accept_booleans_for_plan_reuse():
     assert Options(reuse_plans=True).reuse_plans == "executed" == DEFAULTS.reuse_plans
     with pytest.raises(dataclasses.FrozenInstanceError):
         DEFAULTS.partitions = 3  # type: ignore[misc]
+
+
+class _Conf:
+    def __init__(self, values):
+        self.values = values
+
+    def get(self, key, default=None):
+        return self.values.get(key, default)
+
+
+class _Session:
+    def __init__(self, values):
+        self.conf = _Conf(values)
+
+
+def test_a_session_sparklog_starts_keeps_room_for_every_compiled_class():
+    from sparklog.defaults import CODEGEN_CACHE_ENTRIES
+
+    key = "spark.sql.codegen.cache.maxEntries"
+    assert session.default_conf("local[2]", 2)[key] == str(CODEGEN_CACHE_ENTRIES)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        session.advise(_Session({key: str(CODEGEN_CACHE_ENTRIES)}))
+
+
+@pytest.mark.parametrize("values", [{}, {"spark.sql.codegen.cache.maxEntries": "100"}])
+def test_a_session_of_the_users_with_spark_s_small_code_cache_is_told_how_to_grow_it(values):
+    with pytest.warns(session.SessionAdvice, match=r'\.config\("spark\.sql\.codegen\.cache'
+                      r'\.maxEntries", "4096"\)'):
+        session.advise(_Session(values))

@@ -1,24 +1,30 @@
-"""The driver JVM's just-in-time compilers in local mode: the JVM's tiered C1+C2 (sparklog's
-default) against C1 alone (``-XX:TieredStopAtLevel=1``), one ``sparklog run`` per run.
+"""Settings of the local driver JVM and its Spark that only a fresh session takes, compared
+cold: one ``sparklog run`` per run, the settings interleaved (their order alternating, so
+the machine's noise falls on both), every run's output checked.
 
-    python3 -m benchmarks.jit [--workloads chain-smart,cc,pagerank,email,tree17,chain-left]
-        [--repeat 3]
+    python3 -m benchmarks.settings --compare jit|code-cache [--workloads ...] [--repeat 3]
 
-In local mode the driver's JVM runs every task. A fresh JVM compiles Spark's hot code while
-the run goes on, and C2, the optimizing compiler, spends seconds of CPU on it: on a machine
-of few cores that time is taken from the tasks. C1 alone starts short runs sooner; a run of
-many rounds (chain-left: 1,000 rounds, most of each round's time in the driver's planning)
-is slower without C2's code. Each run is the CLI as a user runs it (class archive on,
-``--master local[2]``), timed from process start to exit, with ``--conf
-spark.driver.extraJavaOptions=...`` naming the compilers. The two settings run
-interleaved, their order alternating, so the machine's noise falls on both. Every run's
-output is checked: the TC sizes and the CC label sum against ../shared/data/README.md and
-the closure's formula; PageRank against 20 power iterations within 1e-6.
+``--compare jit``: the JVM's tiered C1+C2 (sparklog's default) against C1 alone
+(``-XX:TieredStopAtLevel=1``). In local mode the driver's JVM runs every task; a fresh JVM
+compiles Spark's hot code while the run goes on, and C2 spends seconds of CPU on it, taken
+from the tasks on a machine of few cores; a run of many rounds is slower without C2's code.
+
+``--compare code-cache``: room for 4,096 compiled classes (sparklog's default) against
+Spark's 100 (``spark.sql.codegen.cache.maxEntries``, a static setting). A run's rounds and
+strata compile hundreds of distinct classes and come back to each; with 100 entries each is
+evicted before its next use and compiled again.
+
+Each run is the CLI as a user runs it (class archive on, ``--master local[2]``), timed from
+process start to exit. Outputs are checked: the TC sizes and the CC label sum against
+../shared/data/README.md and the closure's formula; PageRank against 20 power iterations
+within 1e-6; the strata chain against the same rules evaluated in Python.
 
 Workloads: ``chain-smart`` (TC of chain(1000), Smart), ``cc`` and ``pagerank`` (20
-iterations) on p2p-Gnutella08, ``email`` (left-linear TC of email-Eu-core), ``tree17``
-(left-linear TC of a complete binary tree of 17 levels, edges down), ``chain-left``
-(left-linear TC of chain(1000)). Writes results/jit.json (every run, the machine) and jit.md.
+iterations) on p2p-Gnutella08, ``sssp`` (weighted, rome99), ``email`` (left-linear TC of
+email-Eu-core), ``tree17`` (left-linear TC of a complete binary tree of 17 levels, edges
+down), ``chain-left`` (left-linear TC of chain(1000)), ``strata`` (60 non-recursive strata,
+each a join, a negation or a comparison over the one before, as program analyses chain
+them). Writes results/jit.{json,md} or results/code-cache.{json,md}.
 """
 
 from __future__ import annotations
@@ -42,7 +48,16 @@ PROGRAMS = ROOT / "src" / "sparklog" / "programs"
 TC_LEFT = (".decl edge(x:number, y:number)\n.input edge\n.decl tc(x:number, y:number)\n"
            ".output tc\ntc(x, y) :- edge(x, y).\ntc(x, y) :- tc(x, z), edge(z, y).\n")
 TC_NONLINEAR = TC_LEFT.replace("tc(x, z), edge(z, y)", "tc(x, z), tc(z, y)")
-SETTINGS = {"C1 only": "-XX:TieredStopAtLevel=1", "tiered C1+C2 (default)": None}
+COMPARISONS = {
+    "jit": {"C1 only": ["--conf", "spark.driver.extraJavaOptions=-XX:TieredStopAtLevel=1"],
+            "tiered C1+C2 (default)": []},
+    "code-cache": {"100 classes (Spark's default)":
+                   ["--conf", "spark.sql.codegen.cache.maxEntries=100"],
+                   "4,096 classes (default)": []},
+}
+TITLES = {"jit": "JIT compilers of the local driver JVM",
+          "code-cache": "Compiled classes Spark keeps (spark.sql.codegen.cache.maxEntries)"}
+STRATA = 60
 
 
 def _graph(name: str) -> list[tuple[int, int]]:
@@ -78,6 +93,10 @@ def _workloads(folder: Path) -> dict[str, dict[str, Any]]:
         "pagerank": dict(program=PROGRAMS / "pagerank.dl",
                          facts=facts("p2p_pr", p2p, iterations="20", damping="0.85"),
                          args=[], check=("pagerank", p2p)),
+        "sssp": dict(program=PROGRAMS / "sssp.dl", facts=_weighted(folder / "rome99"),
+                     args=[], check=("sssp", None)),
+        "strata": dict(program=_strata(folder), facts=facts("strata", _strata_edges()),
+                       args=[], check=("strata", None)),
         "email": dict(program=tc_left, facts=facts("email", _graph("email-Eu-core.tsv")),
                       args=["--strategy", "left"], check=("tc", 793_283)),
         "tree17": dict(program=tc_left, facts=facts("tree17", gen.tree(17, "down")),
@@ -85,6 +104,55 @@ def _workloads(folder: Path) -> dict[str, dict[str, Any]]:
         "chain-left": dict(program=tc_left, facts=folder / "chain", args=["--strategy", "left"],
                            check=("tc", 1000 * 1001 // 2)),
     }
+
+
+def _weighted(folder: Path) -> Path:
+    """rome99 as sssp.dl reads it, from its smallest source."""
+    folder.mkdir()
+    rows = [line.split() for line in (DATA / "rome99.tsv").read_text().splitlines()]
+    (folder / "edge.facts").write_text("".join(f"{a}\t{b}\t{w}\n" for a, b, w in rows))
+    (folder / "source.facts").write_text(f"{min(int(r[0]) for r in rows)}\n")
+    return folder
+
+
+def _strata_edges() -> list[tuple[int, int]]:
+    import random
+
+    draw = random.Random(1)
+    return [(draw.randrange(100), draw.randrange(100)) for _ in range(300)]
+
+
+def _strata_rules() -> list[tuple[str, int]]:
+    """Stratum i's rule over r(i-1): a join with the edges, a comparison, a negation."""
+    return [("join", i) if i % 3 == 1 else ("less", i) if i % 3 == 2 else ("not", i)
+            for i in range(1, STRATA)]
+
+
+def _strata(folder: Path) -> Path:
+    lines = [".decl edge(x: number, y: number)", ".input edge",
+             ".decl r0(x: number, y: number)", "r0(x, y) :- edge(x, y)."]
+    for kind, i in _strata_rules():
+        body = {"join": f"r{i}(x, z) :- r{i - 1}(x, y), edge(y, z).",
+                "less": f"r{i}(x, y) :- r{i - 1}(x, y), x < y + {i}.",
+                "not": f"r{i}(x, y) :- r{i - 1}(x, y), !r{i - 2}(y, x)."}[kind]
+        lines += [f".decl r{i}(x: number, y: number)", body]
+    path = folder / "strata.dl"
+    path.write_text("\n".join(lines + [f".output r{STRATA - 1}"]) + "\n")
+    return path
+
+
+def _strata_expected() -> set[tuple[int, int]]:
+    edges = set(_strata_edges())
+    r = [edges]
+    for kind, i in _strata_rules():
+        prev = r[i - 1]
+        if kind == "join":
+            r.append({(x, z) for x, y in prev for y2, z in edges if y == y2})
+        elif kind == "less":
+            r.append({(x, y) for x, y in prev if x < y + i})
+        else:
+            r.append({(x, y) for x, y in prev if (y, x) not in r[i - 2]})
+    return r[-1]
 
 
 def _tree_pairs(levels: int) -> int:
@@ -106,6 +174,22 @@ def _check(out: Path, check: tuple[str, Any]) -> str | None:
         rows = [line.split() for line in (out / "cc.csv").open()]
         got = sum(int(r[1]) for r in rows)
         return None if got == want else f"label sum {got}, not {want}"
+    if what == "strata":
+        name = f"r{STRATA - 1}"
+        got = {tuple(int(v) for v in line.split()) for line in (out / f"{name}.csv").open()}
+        want = _strata_expected()
+        return None if got == want else f"{name}: {len(got)} rows, not the {len(want)} expected"
+    if what == "sssp":
+        import networkx as nx
+        g = nx.DiGraph()
+        for line in (DATA / "rome99.tsv").read_text().splitlines():
+            a, b, w = (int(v) for v in line.split())
+            if not g.has_edge(a, b) or g[a][b]["weight"] > w:
+                g.add_edge(a, b, weight=w)
+        want = nx.single_source_dijkstra_path_length(g, min(a for a, _ in g.edges))
+        got = {int(a): int(b) for a, b in (line.split() for line in (out / "dist.csv").open())}
+        return None if got == want else f"{len(set(got.items()) ^ set(want.items()))} " \
+            "distances differ from Dijkstra's"
     import networkx as nx
     g = nx.DiGraph(want)
     got = {}
@@ -133,12 +217,11 @@ def _power(g, iterations: int) -> dict[int, float]:
     return rank
 
 
-def one(workload: dict[str, Any], jit: str | None, out: Path, archive: Path) -> dict[str, Any]:
+def one(workload: dict[str, Any], setting: list[str], out: Path, archive: Path
+        ) -> dict[str, Any]:
     cmd = [sys.executable, "-m", "sparklog", "run", str(workload["program"]),
            "-F", str(workload["facts"]), "-D", str(out), "--master", "local[2]",
-           *workload["args"]]
-    if jit is not None:
-        cmd += ["--conf", f"spark.driver.extraJavaOptions={jit}"]
+           *workload["args"], *setting]
     env = {**os.environ, "SPARKLOG_CACHE_DIR": str(archive),
            "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")])}
     started = time.perf_counter()
@@ -152,6 +235,7 @@ def one(workload: dict[str, Any], jit: str | None, out: Path, archive: Path) -> 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--compare", choices=sorted(COMPARISONS), required=True)
     p.add_argument("--workloads", default="chain-smart,cc,pagerank,email,tree17,chain-left")
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--out", type=Path, default=RESULTS)
@@ -159,24 +243,25 @@ def main() -> int:
     from benchmarks.runner import machine_facts_static
 
     runs: list[dict[str, Any]] = []
-    report = dict(date=_dt.datetime.now().isoformat(timespec="seconds"),
+    report = dict(date=_dt.datetime.now().isoformat(timespec="seconds"), compare=args.compare,
                   machine=machine_facts_static(), load_before=os.getloadavg(), runs=runs)
-    with tempfile.TemporaryDirectory(prefix="sparklog-jit-") as tmp:
+    settings = COMPARISONS[args.compare]
+    with tempfile.TemporaryDirectory(prefix="sparklog-settings-") as tmp:
         folder = Path(tmp)
         archive = folder / "cache"
         workloads = _workloads(folder)
         chosen = args.workloads.split(",")
         # the first run writes the class archive: run it apart, unmeasured
-        one(workloads[chosen[0]], None, folder / "out", archive)
+        one(workloads[chosen[0]], [], folder / "out", archive)
         for rep in range(args.repeat):
             for name in chosen:
-                order = list(SETTINGS.items())
+                order = list(settings.items())
                 if rep % 2:
                     order.reverse()
-                for setting, jit in order:
-                    r = one(workloads[name], jit, folder / "out", archive)
+                for setting, flags in order:
+                    r = one(workloads[name], flags, folder / "out", archive)
                     runs.append(dict(workload=name, setting=setting, rep=rep, **r))
-                    print(f"{name:12} {setting:20} {r['seconds']:8.2f} s "
+                    print(f"{name:12} {setting:30} {r['seconds']:8.2f} s "
                           f"{'ok' if r['ok'] else r['problem']}", flush=True)
                     _write(args.out, report)
     report["load_after"] = os.getloadavg()
@@ -186,25 +271,28 @@ def main() -> int:
 
 def _write(out: Path, report: dict[str, Any]) -> None:
     out.mkdir(parents=True, exist_ok=True)
-    (out / "jit.json").write_text(json.dumps(report, indent=1) + "\n")
-    lines = ["# JIT compilers of the local driver JVM (cold `sparklog run`, wall seconds)", "",
+    stem = {"jit": "jit", "code-cache": "code-cache"}[report["compare"]]
+    (out / f"{stem}.json").write_text(json.dumps(report, indent=1) + "\n")
+    first, second = COMPARISONS[report["compare"]]
+    lines = [f"# {TITLES[report['compare']]} (cold `sparklog run`, wall seconds)", "",
              f"{report['date']}, {report['machine'].get('cpu_model', '')}, "
              f"{report['machine'].get('nproc', '')} cores; load before "
-             f"{report['load_before'][0]:.1f}. Medians of each setting's runs, interleaved; "
-             "ratio = C1 only over tiered (below 1: C1 only is faster).", "",
+             f"{report['load_before'][0]:.1f}"
+             + (f", after {report['load_after'][0]:.1f}" if "load_after" in report else "")
+             + ". Medians of each setting's runs, one process each, interleaved; ratio = "
+             f"{first} over {second} (above 1: {second} is faster).", "",
              *[f"{note}\n" for note in report.get("notes", [])],
-             "| workload | C1 only s | tiered C1+C2 (default) s | ratio | runs | all right |",
+             f"| workload | {first} s | {second} s | ratio | runs | all right |",
              "| --- | ---: | ---: | ---: | ---: | --- |"]
     names = list(dict.fromkeys(r["workload"] for r in report["runs"]))
     for name in names:
         mine = [r for r in report["runs"] if r["workload"] == name]
         med = {s: statistics.median([r["seconds"] for r in mine if r["setting"] == s] or [0])
-               for s in SETTINGS}
-        c1, tiered = med["C1 only"], med["tiered C1+C2 (default)"]
-        lines.append(f"| {name} | {c1:.2f} | {tiered:.2f} | "
-                     f"{c1 / tiered if tiered else float('nan'):.2f} | {len(mine)} | "
-                     f"{'yes' if all(r['ok'] for r in mine) else 'NO'} |")
-    (out / "jit.md").write_text("\n".join(lines) + "\n")
+               for s in (first, second)}
+        a, b = med[first], med[second]
+        lines.append(f"| {name} | {a:.2f} | {b:.2f} | {a / b if b else float('nan'):.2f} | "
+                     f"{len(mine)} | {'yes' if all(r['ok'] for r in mine) else 'NO'} |")
+    (out / f"{stem}.md").write_text("\n".join(lines) + "\n")
 
 
 if __name__ == "__main__":
