@@ -626,7 +626,8 @@ def summaries_match(algo: str, got: dict[str, Any], want: dict[str, Any]) -> boo
 # --------------------------------------------------------------------------------------
 
 
-def start_spark(shuffle_partitions: int = 4, jars: list[str] | None = None) -> SparkSession:
+def start_spark(shuffle_partitions: int = 4, jars: list[str] | None = None,
+                code_cache: int = CODEGEN_CACHE_ENTRIES) -> SparkSession:
     """One local[2] session as benchmarks/runner.py starts it, plus ``spark.jars``."""
     builder = (
         SparkSession.builder.master("local[2]")
@@ -635,7 +636,7 @@ def start_spark(shuffle_partitions: int = 4, jars: list[str] | None = None) -> S
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.shuffle.partitions", str(shuffle_partitions))
         # as sparklog starts its own sessions; every peer shares it (session.default_conf)
-        .config("spark.sql.codegen.cache.maxEntries", str(CODEGEN_CACHE_ENTRIES))
+        .config("spark.sql.codegen.cache.maxEntries", str(code_cache))
     )
     if jars:
         builder = builder.config("spark.jars", ",".join(jars))

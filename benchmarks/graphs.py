@@ -62,6 +62,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from sparklog.defaults import CODEGEN_CACHE_ENTRIES
+
 from . import runner
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -304,7 +306,7 @@ def run_warm(args: argparse.Namespace, graphs: list[Graph], algos: list[str], pe
         except gp.GraphxUnavailable as exc:
             report["skipped"]["graphx"] = f"GraphX peer skipped: {exc}"
             log(f"!! SKIPPING graphx: {exc}")
-    spark = gp.start_spark(args.shuffle_partitions, jars)
+    spark = gp.start_spark(args.shuffle_partitions, jars, args.code_cache)
     try:
         report["machine"] = runner.machine_facts(spark) | {"note": report["machine"]["note"]}
         report["machine"]["driver_memory"] = spark.sparkContext.getConf().get("spark.driver.memory", "1g")
@@ -447,7 +449,8 @@ def run_cold(args: argparse.Namespace, graphs: list[Graph], algos: list[str],
                     out = Path(tempfile.mkdtemp(dir=tmp))
                     argv = [sys.executable, "-m", "sparklog", "run", str(programs[algo]), "-F",
                             str(facts), "-D", str(out), "--master", "local[2]", "--quiet",
-                            "--conf", f"spark.driver.memory={args.driver_memory}"]
+                            "--conf", f"spark.driver.memory={args.driver_memory}",
+                            "--conf", f"spark.sql.codegen.cache.maxEntries={args.code_cache}"]
                     load = _load1()
                     t0 = time.perf_counter()
                     try:
@@ -588,7 +591,8 @@ def markdown(report: dict[str, Any]) -> str:
         f"{m.get('memory_gib', '?')} GiB · Python {m.get('python', '?')} · PySpark "
         f"{m.get('pyspark', '?')} · Java {m.get('java', '?')} · {m.get('spark_master', 'local[2]')}, "
         f"{m.get('shuffle_partitions', '?')} shuffle partitions, driver memory "
-        f"{m.get('driver_memory', cfg.get('driver_memory'))} · load average (1/5/15 min) at start "
+        f"{m.get('driver_memory', cfg.get('driver_memory'))}, "
+        f"{cfg.get('code_cache', 100):,} compiled classes kept · load average (1/5/15 min) at start "
         f"{' '.join(m.get('loadavg_start') or ['?'])}, at end {' '.join(m.get('loadavg_end') or ['?'])}.",
         "",
         "**A shared, noisy 2-core machine** (other work runs on it at the same time; the load "
@@ -750,6 +754,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="the session's spark.sql.shuffle.partitions (default 4, as benchmarks/runner.py)")
     p.add_argument("--driver-memory", default="2g",
                    help="spark.driver.memory of the warm session and of every cold run (default 2g)")
+    p.add_argument("--code-cache", type=int, default=CODEGEN_CACHE_ENTRIES,
+                   help="spark.sql.codegen.cache.maxEntries of the warm session and of every "
+                   f"cold run (default {CODEGEN_CACHE_ENTRIES}, as sparklog's own sessions; "
+                   "Spark's is 100)")
     p.add_argument("--cold-timeout", type=float, default=3600, help="seconds before a cold run is killed")
     p.add_argument("--cache", type=Path, default=None,
                    help="where generated rmat graphs are kept (default ~/.cache/sparklog-benchmarks/graphs)")
@@ -798,7 +806,7 @@ def main(argv: list[str] | None = None) -> int:
         "config": {"graphs": specs, "algos": algos, "peers": peers, "repeat": args.repeat,
                    "warmup_runs": 1 if args.repeat else 0, "cold_repeat": args.cold_repeat,
                    "shuffle_partitions": args.shuffle_partitions,
-                   "driver_memory": args.driver_memory,
+                   "driver_memory": args.driver_memory, "code_cache": args.code_cache,
                    "rmat": {"edge_factor": EDGE_FACTOR, "seed": SEED, "weighted": True},
                    "timing": "warm: the peer's whole run after the edge DataFrame exists, up to "
                              "and including its summary aggregate (graph_peers); cold: the CLI "
