@@ -107,10 +107,9 @@ def default_conf(master: str, partitions: int | None) -> dict[str, str]:
         # and the row objects its plan reuses must each be written out (jvm.stored)
         "spark.serializer.objectStreamReset": "1",
         # Compiled code, by its Java source: a run's rounds compile hundreds of distinct
-        # classes and come back to each every round or stratum, so Spark's 100 entries
-        # evict each before it is used again (README, "Benchmarks": PageRank compiled
-        # 3,250 times a run with 100 entries, 585 with room for all). A static setting,
-        # so only a session sparklog starts gets it.
+        # classes and come back to each round after round, so Spark's 100 entries evict
+        # each before it is used again (README, "Room for every compiled class"). A static
+        # setting, so only a session sparklog starts gets it; advise() tells the others.
         "spark.sql.codegen.cache.maxEntries": str(CODEGEN_CACHE_ENTRIES),
         **REQUIRED_CONF,
     }
