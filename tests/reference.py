@@ -811,15 +811,24 @@ def _flatten(body: tuple[Literal, ...]) -> list[Literal]:
     return out + extra
 
 
-def _range(start: int, end: int, step: int | None = None) -> list[int]:
+def _range(start, end, step=None) -> list:
     """What Soufflé's range(start, end[, step]) generates: from start towards end, end
     excluded, by step (1 upwards, -1 downwards by default); a step of 0 gives start alone
-    unless start = end."""
+    unless start = end. Floats as Soufflé's loop makes them, each the one before plus
+    step (``for (x = from; x < to; x += step)``); unsigned values are non-negative ints."""
     if step is None:
-        step = 1 if start <= end else -1
+        step = (1 if start <= end else -1) * (1.0 if isinstance(start, float) else 1)
     if step == 0:
         return [start] if start != end else []
-    return list(range(start, end, step))
+    if isinstance(start, Unsigned):
+        return [Unsigned(v) for v in range(start, end, step)]
+    if not isinstance(start, float):
+        return list(range(start, end, step))
+    out, x = [], start
+    while (x < end) if step > 0 else (end < x):
+        out.append(x)
+        x += step
+    return out
 
 
 def _binds(var: Term, expr: Term, binding: Binding, ev: Evaluator) -> bool:

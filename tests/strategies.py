@@ -16,7 +16,9 @@ strategy. What a program may contain:
 - from a second random stream (``Gen.extras``), so older seeds keep their programs:
   ``match`` constraints (POSIX classes, patterns from the data, an invalid pattern),
   ``range`` generators binding or testing a variable or inside a count/sum/min/max, and
-  symbol concatenation with ``+``.
+  symbol concatenation with ``+``;
+- from a third stream (``Gen.later``), ``range`` over ``float`` (steps that add exactly,
+  and 0.1, which does not) and ``unsigned`` (downwards too), each value only compared.
 
 Every program is stratified (negation and aggregates only look at lower strata), grounded
 (expressions only use variables that a positive atom or a binding equality binds) and
@@ -112,6 +114,8 @@ class Gen:
         # the main stream's state without consuming it, so a seed still draws the program
         # it always drew, with those forms added to it
         self.extra = random.Random(hash(rng.getstate()[1]))
+        # a third, for ranges over float and unsigned, so the first two draw as before
+        self.later = random.Random(hash(rng.getstate()[1]) ^ 0x5EED)
 
     def place_rows(self, rel, rows: set[tuple], facts: dict[str, set[tuple]],
                    clauses: list[Clause], directives: list[Directive]) -> None:
@@ -419,7 +423,32 @@ class Gen:
                                   (Comparison("=", inner, self.range_call(numbers)),))
             found.append(Comparison(extra.choice(("=", "<=", ">")),
                                     Var(extra.choice(numbers)), aggregate))
+        later = self.later
+        for kind in ("float", "unsigned"):
+            if later.random() < 0.02:  # each value compared, never stored (inexact floats)
+                name = f"{LETTER[kind]}r{len(found)}"
+                found.append(Comparison("=", Var(name), self.typed_range(kind, scope)))
+                bound = scope.bound[kind]
+                other = Var(later.choice(bound)) if bound else _constant(later, kind)
+                found.append(Comparison(later.choice(("<", ">=", "!=", "=")), Var(name), other))
         return found
+
+    def typed_range(self, kind: str, scope: Scope) -> Call:
+        """``range(a, b[, step])`` over ``float`` (steps that add exactly and 0.1, which
+        does not) or ``unsigned`` (upwards, downwards, a step of 0)."""
+        later, bound = self.later, scope.bound[kind]
+        start: Term = Var(later.choice(bound)) if bound and later.random() < 0.5 \
+            else _constant(later, kind)
+        if kind == "float":
+            span = Float(later.choice((0.0, 0.5, 1.0, 2.25)))
+            end: Term = BinOp(later.choice(("+", "-")), start, span)
+            step = (Float(later.choice((0.25, 0.5, -0.5, 0.1, -0.1, 0.0))),)
+        else:
+            end = BinOp("+", start, Number(later.randint(0, 4), unsigned=True))
+            if later.random() < 0.4:
+                start, end = end, start  # downwards
+            step = (Number(later.choice((1, 2, 0)), unsigned=True),)
+        return Call("range", (start, end, *(step if later.random() < 0.6 else ())))
 
     def join_aggregate(self, lower: list[Rel], scope: Scope) -> Comparison | None:
         """``v = f t : { a(..), b(..)[, !c(..)] }``: two lower atoms that share an inner

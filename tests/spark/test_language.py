@@ -161,6 +161,44 @@ pairs(x, y) :- n(x), y = range(x, x + 2).
     assert expected["r"] == {(v,) for v in (0, 3, 6, 9, 20, 19, 18, 40, -3, -2)}
 
 
+def test_range_over_floats_and_unsigned_as_in_souffle(engine):
+    """Soufflé's runRange over ``float`` adds the step to the value before (0.1 eight
+    times is 0.7999999999999999, not 0.8), and over ``unsigned`` counts in unsigned
+    order, downwards too, across 2^63."""
+    text = """
+.decl f(x: float)
+f(x) :- x = range(0.0, 1.0, 0.25).
+f(x) :- x = range(2.5, 0.0).
+f(x) :- x = range(3.0, 4.0, 0.0).
+f(x) :- x = range(1.0, 1.0).
+f(x) :- x = range(10.0, 9.5, -0.125).
+.decl g(x: float)
+g(x) :- x = range(0.0, 0.85, 0.1).
+.decl t(x: float)
+t(x) :- f(x), x = range(0.0, 2.0, 0.5).
+.decl u(x: unsigned)
+u(x) :- x = range(2u, 5u).
+u(x) :- x = range(12u, 9u).
+u(x) :- x = range(20u, 30u, 4u).
+u(x) :- x = range(9223372036854775806u, 9223372036854775809u).
+u(x) :- x = range(40u, 41u, 18446744073709551615u).
+"""
+    ast = parse(text, "frange.dl")
+    expected = reference.evaluate(ast)
+    result = engine.run(sparklog.Program(ast))
+    for name in ("f", "g", "t", "u"):
+        assert rows(result[name]) == expected[name], name
+    assert expected["f"] == {(v,) for v in (0.0, 0.25, 0.5, 0.75, 2.5, 1.5, 0.5, 3.0,
+                                            10.0, 9.875, 9.75, 9.625)}
+    tenths = [0.0]
+    for _ in range(8):
+        tenths.append(tenths[-1] + 0.1)
+    assert expected["g"] == {(v,) for v in tenths} and (0.7999999999999999,) in expected["g"]
+    assert expected["t"] == {(0.0,), (0.5,), (1.5,)}
+    assert expected["u"] == {(v,) for v in (2, 3, 4, 12, 11, 10, 20, 24, 28, 40,
+                                            2**63 - 2, 2**63 - 1, 2**63)}
+
+
 def test_plus_concatenates_symbols_as_in_souffle(engine):
     """Soufflé 2.4's ``+`` on two symbols (its symbol_operations test)."""
     text = """

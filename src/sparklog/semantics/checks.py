@@ -426,9 +426,6 @@ class _Types:
                 want = "symbol"  # of symbols: the first in lexicographic (byte) order
             if want == "num" and got == "symbol" or want == "symbol" and got in NUMERIC:
                 self.rep.error(arg.span, f"type mismatch: {call.name} expects {want}, got {got}")
-        if call.name == "range" and {"float", "unsigned"} & set(kinds):
-            self.rep.error(call.span, "range over float or unsigned values is not supported "
-                           "(over number values it is)")
         return _join(*kinds) if result == "same" else result
 
 

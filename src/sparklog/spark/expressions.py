@@ -371,7 +371,7 @@ def _call(term: n.Call, scope: Scope) -> str:
         case "ord":
             return value(args[0], scope)
         case "range":  # the values it generates, as an array (translate explodes it)
-            return range_values(*(value(a, scope) for a in args))
+            return range_values(kind_of(term, scope), *(value(a, scope) for a in args))
         case "min" | "max" if kind_of(term, scope) == "symbol":
             return symbol_id(text(term, scope))
         case "min" | "max":
@@ -385,16 +385,56 @@ def _call(term: n.Call, scope: Scope) -> str:
             raise AssertionError(term.name)
 
 
-def range_values(start: str, end: str, step: str | None = None) -> str:
+def range_values(kind: str, start: str, end: str, step: str | None = None) -> str:
     """SQL for the array of what Soufflé's ``range(start, end[, step])`` generates: from
     start towards end, end excluded, by step (by default 1 upwards, -1 downwards); a step
-    of 0 gives start alone, unless start = end."""
+    of 0 gives start alone, unless start = end. Over ``unsigned`` values in unsigned order
+    (an unsigned step is never negative), over ``float`` values each one the one before
+    plus step, rounded as Soufflé's loop rounds it (``x += step``)."""
+    if kind == "float":
+        return _float_range(start, end, step)
+    if kind != "unsigned":
+        return _integer_range(start, end, step)
+    # x ^ SIGN_BIT is x + 2^63 (mod 2^64): it maps unsigned order onto signed order and
+    # commutes with adding a step, so the signed range of the flipped ends, flipped back
+    flip = lambda x: f"({x} ^ {SIGN_BIT})"  # noqa: E731
+    values = f"transform({_integer_range(flip(start), flip(end), step)}, _r -> _r ^ {SIGN_BIT})"
+    if step is None:
+        return values
+    # a step of 2^63 or more (negative as bits) passes ``end`` at once: start alone
+    return (f"(CASE WHEN {step} < 0 THEN (CASE WHEN {flip(start)} < {flip(end)} THEN "
+            f"array({start}) ELSE CAST(array() AS ARRAY<BIGINT>) END) ELSE {values} END)")
+
+
+def _integer_range(start: str, end: str, step: str | None) -> str:
     step = step or f"(CASE WHEN {start} <= {end} THEN 1L ELSE -1L END)"
     last = lambda toward: f"{start} + (({end} - {start} {toward}) div {step}) * {step}"  # noqa: E731
     return (f"(CASE WHEN {step} > 0 AND {start} < {end} THEN sequence({start}, {last('- 1')}, "
             f"{step}) WHEN {step} < 0 AND {start} > {end} THEN sequence({start}, "
             f"{last('+ 1')}, {step}) WHEN {step} = 0 AND {start} != {end} THEN array({start}) "
             "ELSE CAST(array() AS ARRAY<BIGINT>) END)")
+
+
+def _float_range(start: str, end: str, step: str | None) -> str:
+    """Soufflé adds the step to the value before (``for (x = from; x < to; x += step)``),
+    so 0.1 + 0.1 + 0.1 and not 3 * 0.1. Where every value is exact (start and step
+    multiples of 2^-32, magnitudes under 2^20) that is ``start + i * step``, made in one
+    pass; else each value is the one before plus step, which takes time quadratic in the
+    number of values (Spark's arrays are immutable). Either way one value more than the
+    quotient promises is made, and those that do not come before ``end`` are dropped."""
+    step = step or f"(CASE WHEN {start} <= {end} THEN 1D ELSE -1D END)"
+    count = f"CAST(ceil(({end} - {start}) / {step}) AS BIGINT)"
+    scale = "4294967296D"
+    exact = " AND ".join(f"{x} * {scale} = floor({x} * {scale})" for x in (start, step)) + \
+        f" AND greatest(abs({start}), abs({end})) < 1048576D"
+    closed = f"transform(sequence(0L, {count}), _i -> {start} + _i * {step})"
+    added = (f"aggregate(sequence(1L, {count}), array({start}), "
+             f"(_a, _i) -> concat(_a, array(element_at(_a, -1) + {step})))")
+    values = f"(CASE WHEN {exact} THEN {closed} ELSE {added} END)"
+    return (f"(CASE WHEN {step} > 0 AND {start} < {end} THEN filter({values}, _x -> _x < {end}) "
+            f"WHEN {step} < 0 AND {start} > {end} THEN filter({values}, _x -> _x > {end}) "
+            f"WHEN {step} = 0 AND {start} != {end} THEN array({start}) "
+            "ELSE CAST(array() AS ARRAY<DOUBLE>) END)")
 
 
 def is_range(term: n.Term) -> bool:
