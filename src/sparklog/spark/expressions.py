@@ -418,15 +418,16 @@ def _integer_range(start: str, end: str, step: str | None) -> str:
 def _float_range(start: str, end: str, step: str | None) -> str:
     """Soufflé adds the step to the value before (``for (x = from; x < to; x += step)``),
     so 0.1 + 0.1 + 0.1 and not 3 * 0.1. Where every value is exact (start and step
-    multiples of 2^-32, magnitudes under 2^20) that is ``start + i * step``, made in one
-    pass; else each value is the one before plus step, which takes time quadratic in the
-    number of values (Spark's arrays are immutable). Either way one value more than the
-    quotient promises is made, and those that do not come before ``end`` are dropped."""
+    multiples of 2^-32, the ends and step under 2^16, so every sum is a multiple of 2^-32
+    under 2^18) that is ``start + i * step``, made in one pass; else each value is the one
+    before plus step, which takes time quadratic in the number of values (Spark's arrays
+    are immutable). Either way one value more than the quotient promises is made, and
+    those that do not come before ``end`` are dropped."""
     step = step or f"(CASE WHEN {start} <= {end} THEN 1D ELSE -1D END)"
     count = f"CAST(ceil(({end} - {start}) / {step}) AS BIGINT)"
     scale = "4294967296D"
     exact = " AND ".join(f"{x} * {scale} = floor({x} * {scale})" for x in (start, step)) + \
-        f" AND greatest(abs({start}), abs({end})) < 1048576D"
+        f" AND greatest(abs({start}), abs({end}), abs({step})) < 65536D"
     closed = f"transform(sequence(0L, {count}), _i -> {start} + _i * {step})"
     added = (f"aggregate(sequence(1L, {count}), array({start}), "
              f"(_a, _i) -> concat(_a, array(element_at(_a, -1) + {step})))")
