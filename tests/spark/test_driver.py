@@ -370,3 +370,33 @@ def test_non_recursive_strata_are_stored_by_the_job_that_reads_them(spark):
     assert {tuple(r) for r in result["pair"].collect()} == {(x, x + 1) for x in range(0, 10, 2)}
     assert [tuple(r) for r in result["total"].collect()] == [(0 + 2 + 4 + 6 + 8,)]
 
+
+
+def test_a_relation_name_reused_with_other_types_in_one_session(engine):
+    """Two programs in one session whose ``g`` has a float column, then a number column:
+    the placement columns are kept per gateway and layout, and once were not told apart
+    by the column types, so the second run placed ``g`` by the float's hash and its join
+    found nothing (the suite's float-range test, then its plan-shape test, in CI)."""
+    from sparklog.syntax.parser import parse
+    from tests import reference
+    from tests.spark.helpers import rows
+
+    first = """
+.decl g(x: float)
+g(1.0). g(2.0).
+.decl h(x: float)
+h(x) :- g(x), g(x + 1.0).
+"""
+    second = """
+.decl g(x: number)
+g(1). g(2). g(3).
+.decl f(x: number, v: number)
+f(1, 1). f(2, 1). f(2, 5). f(3, 4).
+.decl h(x: number)
+h(x) :- g(x), g(count : f(x, _) + 1).
+"""
+    for text in (first, second):
+        program = parse(text, "types.dl")
+        result = engine.run(sparklog.Program(program))
+        assert rows(result["h"]) == reference.evaluate(program, {})["h"]
+    assert rows(result["h"]) == {(1,), (2,), (3,)}

@@ -93,7 +93,10 @@ class _Columns:
                    seq(sort))
 
 
-_COLUMNS: dict[tuple[int, Layout, Allocation], _Columns] = {}  # per JVM gateway, shared by runs
+# per JVM gateway, shared by runs; keyed by the column kinds too: two programs in one
+# session may give a relation of the same name and layout other types, whose values hash
+# differently (a float column's home is not a number column's)
+_COLUMNS: dict[tuple[int, Layout, tuple[str, ...], Allocation], _Columns] = {}
 
 
 def home_value(layout: Layout, kinds: tuple[str, ...], allocation: Allocation) -> Column:
@@ -617,7 +620,8 @@ class Database:
 
     def columns(self, relation: str) -> _Columns:
         allocation = self.allocation(relation)
-        key = (id(self.spark.sparkContext._gateway), self.layout(relation), allocation)
+        kinds = tuple(self.kinds(relation))
+        key = (id(self.spark.sparkContext._gateway), self.layout(relation), kinds, allocation)
         if key not in _COLUMNS:
             _COLUMNS[key] = _Columns.of(self.spark, self.layout(relation),
                                         self.kinds(relation), allocation)
