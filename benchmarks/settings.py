@@ -2,7 +2,7 @@
 cold: one ``sparklog run`` per run, the settings interleaved (their order alternating, so
 the machine's noise falls on both), every run's output checked.
 
-    python3 -m benchmarks.settings --compare jit|code-cache [--workloads ...] [--repeat 3]
+    python3 -m benchmarks.settings --compare jit|code-cache|combine [--workloads ...] [--repeat 3]
 
 ``--compare jit``: the JVM's tiered C1+C2 (sparklog's default) against C1 alone
 (``-XX:TieredStopAtLevel=1``). In local mode the driver's JVM runs every task; a fresh JVM
@@ -25,6 +25,9 @@ email-Eu-core), ``tree17`` (left-linear TC of a complete binary tree of 17 level
 down), ``chain-left`` (left-linear TC of chain(1000)), ``strata`` (60 non-recursive strata,
 each a join, a negation or a comparison over the one before, as program analyses chain
 them). Writes results/jit.{json,md} or results/code-cache.{json,md}.
+
+``--compare combine``: ``--combine off`` against the default ``auto`` (the combine before
+the round's one shuffle, Options.combine); writes results/combine-cold.{json,md}.
 """
 
 from __future__ import annotations
@@ -54,9 +57,12 @@ COMPARISONS = {
     "code-cache": {"100 classes (Spark's default)":
                    ["--conf", "spark.sql.codegen.cache.maxEntries=100"],
                    "4,096 classes (default)": []},
+    "combine": {"no combine before the shuffle": ["--combine", "off"],
+                "combine auto (default)": []},
 }
 TITLES = {"jit": "JIT compilers of the local driver JVM",
-          "code-cache": "Compiled classes Spark keeps (spark.sql.codegen.cache.maxEntries)"}
+          "code-cache": "Compiled classes Spark keeps (spark.sql.codegen.cache.maxEntries)",
+          "combine": "The combine before the shuffle (--combine)"}
 STRATA = 60
 
 
@@ -271,7 +277,8 @@ def main() -> int:
 
 def _write(out: Path, report: dict[str, Any]) -> None:
     out.mkdir(parents=True, exist_ok=True)
-    stem = {"jit": "jit", "code-cache": "code-cache"}[report["compare"]]
+    stem = {"jit": "jit", "code-cache": "code-cache",
+            "combine": "combine-cold"}[report["compare"]]
     (out / f"{stem}.json").write_text(json.dumps(report, indent=1) + "\n")
     first, second = COMPARISONS[report["compare"]]
     lines = [f"# {TITLES[report['compare']]} (cold `sparklog run`, wall seconds)", "",

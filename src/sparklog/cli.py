@@ -15,7 +15,7 @@ import threading
 from contextlib import contextmanager
 from pathlib import Path
 
-from sparklog.defaults import JOIN_PLANNING
+from sparklog.defaults import COMBINE, JOIN_PLANNING
 from sparklog.options import DEFAULTS, PLAN_REUSE, STRATEGIES
 from sparklog.errors import (DataError, Diagnostic, OutputError, SparklogError,
                              UsageError)
@@ -181,6 +181,10 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--broadcast-rows", type=int, default=DEFAULTS.broadcast_rows, metavar="N",
                      help="the largest delta dynamic join planning broadcasts "
                           "(default %(default)s)")
+    run.add_argument("--combine", choices=COMBINE, default=DEFAULTS.combine,
+                     help="combine a round's candidates inside their partition before its "
+                          "shuffle: while that drops most of them (auto), always (on), never "
+                          "(off); default %(default)s")
     run.add_argument("--run-rows", type=int, default=DEFAULTS.run_rows, metavar="N",
                      help="a relation's newest run is sealed at N rows and a round writes "
                           "only its new tuples and a bounded run, never all of a relation "
@@ -388,7 +392,7 @@ def _run(args) -> int:
                         retire_stages=args.retire_stages,
                         reuse_plans=args.reuse_plans,
                         join_planning=args.join_planning, broadcast_rows=args.broadcast_rows,
-                        max_iterations=args.max_iterations,
+                        combine=args.combine, max_iterations=args.max_iterations,
                         codegen_rows=args.codegen_rows, run_rows=args.run_rows,
                         rollover_rows=args.rollover_threshold,
                         indexes=args.indexes == "on", serialized=args.stored == "serialized",

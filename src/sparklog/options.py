@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 
 from sparklog.defaults import (BALANCE_EVERY, BALANCE_RATIO, BALANCE_ROWS, BROADCAST_ROWS,
-                               CODEGEN_ROWS, JOIN_PLANNING, RUN_ROWS)
+                               CODEGEN_ROWS, COMBINE, JOIN_PLANNING, RUN_ROWS)
 from sparklog.errors import UsageError
 
 CHECKPOINTS = ("local", "reliable")
@@ -63,6 +63,12 @@ class Options:
     # re-planning the round (a broadcast plan is not rerun); README, "Benchmarks".
     join_planning: str = "off"
     broadcast_rows: int = BROADCAST_ROWS
+    # A round's candidates combined inside their partition before its one shuffle (a
+    # combiner: duplicates of a set relation, all but each key's best value of a $MIN/$MAX
+    # relation stay behind), wherever they are still placed by a stored relation: "auto"
+    # until a combined round hands on more than COMBINE_KEEP of what it derived
+    # (Database.combine), "on" always, "off" never.
+    combine: str = "auto"
     # A set relation is stored as runs (storage.Database.merges): the newest takes new
     # tuples until it holds this many rows, then it is sealed and runs of like size merge,
     # so a round never rewrites all of full. 0: one run, rewritten every round.
@@ -100,6 +106,7 @@ class Options:
         _one_of("checkpoint", self.checkpoint, CHECKPOINTS)
         _one_of("reuse_plans", self.reuse_plans, PLAN_REUSE)
         _one_of("join_planning", self.join_planning, JOIN_PLANNING)
+        _one_of("combine", self.combine, COMBINE)
         _one_of("strategy", self.strategy, STRATEGIES)
         if self.checkpoint == "reliable" and not self.checkpoint_dir:
             raise UsageError("checkpoint='reliable' needs checkpoint_dir (a directory every "

@@ -2,7 +2,8 @@
 rule-shape programs and random programs against the reference evaluator, with stored runs
 sealed at one row, buckets refined at every round, every round rolled over into inner
 iterations of one partition each, without secondary indexes (the default plan has them),
-and with stored versions kept serialized."""
+with stored versions kept serialized, and with every round's candidates combined before
+its shuffle (the default stops where that drops little)."""
 
 from __future__ import annotations
 
@@ -21,11 +22,13 @@ MECHANISMS = {
     "rollover": dict(partitions=3, rollover_rows=1),
     "no-indexes": dict(partitions=2, indexes=False),
     "serialized": dict(partitions=2, serialized=True),
+    "combine": dict(partitions=3, combine="on"),
 }
 # seeds of their own, so each mechanism adds programs the plain run does not draw; the
 # balancer, the mechanism most likely to move a tuple to the wrong place, gets more
 SEEDS = {"runs": range(300, 308), "balance": range(400, 412), "rollover": range(500, 508),
-         "no-indexes": range(600, 608), "serialized": range(700, 708)}
+         "no-indexes": range(600, 608), "serialized": range(700, 708),
+         "combine": range(900, 908)}
 
 
 @pytest.mark.parametrize("mechanism", list(MECHANISMS))
@@ -44,6 +47,16 @@ def test_random_programs_agree_with_reference(spark, mechanism):
     engine = sparklog.Engine(spark=spark, **MECHANISMS[mechanism])
     cases = [make_case(s, f"{mechanism[0]}{s}_", max_inputs=3, max_groups=3)
              for s in SEEDS[mechanism]]
+    failed = [o for o in run_cases(engine, spark, cases) if o.status != "ok"]
+    assert not failed, "\n".join(report(o) for o in failed)
+
+
+def test_random_lattice_programs_combined_agree_with_reference(spark):
+    """Lattice programs with every round's candidates reduced to each key's best value
+    inside their partition before the shuffle."""
+    engine = sparklog.Engine(spark=spark, **MECHANISMS["combine"])
+    cases = [make_case(s, f"l{s}_", lattice=True, max_inputs=3, max_groups=3)
+             for s in range(820, 826)]
     failed = [o for o in run_cases(engine, spark, cases) if o.status != "ok"]
     assert not failed, "\n".join(report(o) for o in failed)
 

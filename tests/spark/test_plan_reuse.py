@@ -76,9 +76,9 @@ def _run_counting(engine, text, monkeypatch):
     reruns: list[int] = []
     derive, swapped = rounds._derive, jvm.swapped
 
-    def deriving(db, relation, kernels):
+    def deriving(db, relation, kernels, combine=None):
         planned_from_sql.append(db.iteration)
-        return derive(db, relation, kernels)
+        return derive(db, relation, kernels, combine)
 
     def rerunning(spark, kept, versions):
         reruns.append(len(reruns))
@@ -102,14 +102,15 @@ _SQL_PLANNED_STATS: dict[str, list[tuple]] = {}
 @pytest.mark.parametrize("reuse", ["executed", "optimized", "off"])
 def test_rounds_agree_with_reference(engine, monkeypatch, name, reuse):
     if name not in _SQL_PLANNED_STATS:  # each program's stats planned from SQL, run once
-        # every relation runs every round (skip_idle off): a skipped relation changes the
+        # every relation runs every round (skip_idle off), and combines every round
+        # (combine on): a skipped relation, or one "auto" stops combining, changes the
         # round's plan, which is then planned from SQL once more
         monkeypatch.setattr(engine, "options", replace(engine.options, reuse_plans="off",
-                                                       skip_idle=False))
+                                                       skip_idle=False, combine="on"))
         _SQL_PLANNED_STATS[name] = _sizes(_run_counting(engine, PROGRAMS[name],
                                                         monkeypatch)[1].stats)
     monkeypatch.setattr(engine, "options", replace(engine.options, reuse_plans=reuse,
-                                                   skip_idle=False))
+                                                   skip_idle=False, combine="on"))
     program, result, planned_from_sql, reruns = _run_counting(engine, PROGRAMS[name],
                                                               monkeypatch)
     expected = reference.evaluate(program, {})
@@ -127,7 +128,7 @@ def test_reused_plans_with_reliable_checkpoints(spark, tmp_path, monkeypatch, na
     """Reliable checkpoints store each round eagerly, one round at a time: the versions a
     template swaps in are written by jobs of their own, not computed lazily."""
     engine = sparklog.Engine(spark=spark, partitions=2, checkpoint="reliable",
-                             checkpoint_dir=str(tmp_path))
+                             checkpoint_dir=str(tmp_path), combine="on")
     program, result, planned_from_sql, reruns = _run_counting(engine, PROGRAMS[name],
                                                               monkeypatch)
     expected = reference.evaluate(program, {})

@@ -415,8 +415,11 @@ def lineage(spark: SparkSession, rdd: Any) -> dict[str, int]:
             "shuffles": shuffles}
 
 
-def derivations(plan: Any, hint: dict[str, int] | None = None, key: str = "") -> int:
-    """Tuples the round derived before deduplication: the rows its home Exchange wrote.
+def derivations(plan: Any, hint: dict[str, int] | None = None, key: str = "",
+                combined: bool = False) -> int:
+    """Tuples the round derived before deduplication: the rows its home Exchange wrote, or,
+    where candidates were ``combined`` before it (translate.kernel_query), the rows each
+    kernel's part of the plan counts below its combine (:func:`derivations_by_kernel`).
 
     Read off the SQL metric of the one REPARTITION_BY_NUM Exchange in the plan that ran (a
     kernel's own shuffles, if any, are ENSURE_REQUIREMENTS). Spark drops that Exchange only
@@ -427,35 +430,72 @@ def derivations(plan: Any, hint: dict[str, int] | None = None, key: str = "") ->
     is kept in ``hint[key]`` and checked, not searched for, in the rounds after.
     """
     node = _home_exchange(plan, hint, key)
+    if node is None:
+        return 0
+    if combined:
+        counts = _kernel_counts(node)
+        if counts is not None:
+            return sum(before for before, _ in counts)
+    return int(node.metrics().apply("shuffleRecordsWritten").value())
+
+
+def shuffled(plan: Any, hint: dict[str, int] | None = None, key: str = "") -> int:
+    """The rows the round's home Exchange wrote: its derivations, less what a combine
+    before it dropped."""
+    node = _home_exchange(plan, hint, key)
     return 0 if node is None else int(node.metrics().apply("shuffleRecordsWritten").value())
 
 
 def derivations_by_kernel(plan: Any, kernels: int, hint: dict[str, int] | None = None,
-                          key: str = "") -> list[int] | None:
-    """The rows each of a round's ``kernels`` derived, in the order of their union: below
-    the home Exchange (:func:`derivations`), the row count of the topmost operator that
-    counts its output rows in each of the Union's children (the operators above it, a
-    projection or code-generation wrappers, keep the count). None when the plan has not
-    that shape (Spark pruned a kernel it proved empty, say), or the counts do not add up
-    to the Exchange's."""
+                          key: str = "", combined: bool = False) -> list[int] | None:
+    """The rows each of a round's ``kernels`` derived, in the order of their union (see
+    :func:`_kernel_counts`); None when the plan has not that shape (Spark pruned a kernel
+    it proved empty, say)."""
     exchange = _home_exchange(plan, hint, key)
     if exchange is None:
         return None
+    counts = _kernel_counts(exchange)
+    if counts is None or len(counts) != kernels:
+        return None
+    return [before for before, _ in counts]
+
+
+def _kernel_counts(exchange: Any) -> list[tuple[int, int]] | None:
+    """Below the home Exchange, per child of the kernels' Union: the rows it derived and
+    the rows it handed on. Both are the row count of the topmost operator that counts its
+    output rows (the operators above it, a projection or code-generation wrappers, keep
+    the count), except in a kernel combined before the shuffle, whose derived rows are
+    counted below the combine's aggregates (those grouping by translate.COMBINE). None
+    when the plan has not that shape, or what the children hand on does not add up to
+    the rows the Exchange wrote."""
     node = _unwrapped(exchange.child())
     children = node.children()
     kids = [children.apply(i) for i in range(children.size())] \
         if node.nodeName() == "Union" else [node]
-    if len(kids) != kernels:
-        return None
     counts = []
     for kid in kids:
-        while not kid.metrics().contains("numOutputRows"):
-            if kid.children().size() != 1:
+        kid = _counting(kid)
+        if kid is None:
+            return None
+        after = before = int(kid.metrics().apply("numOutputRows").value())
+        while kid.nodeName().endswith("Aggregate") and "_lc#" in kid.toString():
+            kid = _counting(kid.children().head()) if kid.children().size() == 1 else None
+            if kid is None:
                 return None
-            kid = kid.children().head()
-        counts.append(int(kid.metrics().apply("numOutputRows").value()))
+            before = int(kid.metrics().apply("numOutputRows").value())
+        counts.append((before, after))
     written = int(exchange.metrics().apply("shuffleRecordsWritten").value())
-    return counts if sum(counts) == written else None
+    return counts if sum(after for _, after in counts) == written else None
+
+
+def _counting(node: Any) -> Any:
+    """The topmost operator at or below ``node``, along single children, that counts its
+    output rows; None if a fork comes first."""
+    while not node.metrics().contains("numOutputRows"):
+        if node.children().size() != 1:
+            return None
+        node = node.children().head()
+    return node
 
 
 def _unwrapped(node: Any) -> Any:

@@ -26,6 +26,7 @@ from typing import Any
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
+from sparklog.defaults import COMBINE_KEEP
 from sparklog.ir.nodes import Kernel, Scan, StratumPlan
 from sparklog.ir.stages import stages
 from sparklog.spark import jvm
@@ -33,7 +34,8 @@ from sparklog.spark.jvm import stored_rdd as _stored_rdd
 from sparklog.spark.session import FACTORY_MODE
 from sparklog.spark.jobs import _Job
 from sparklog.spark.storage import Database, Metrics, _checkpoint, _spark_type, empty_frame
-from sparklog.spark.translate import IT, NEWEST, creates_symbols, kernel_query, kernel_symbols
+from sparklog.spark.translate import (IT, NEWEST, Combine, creates_symbols, kernel_query,
+                                      kernel_symbols)
 from sparklog.syntax import nodes as n
 from sparklog.syntax.printer import print_clause
 
@@ -68,6 +70,7 @@ def evaluate(db: Database, stats: Stats) -> None:
 def _evaluate_stratum(db: Database, sp: StratumPlan, stats: Stats) -> None:
     db.iteration = 0
     db.templates.clear()  # another stratum's plans
+    db.combine_poor.clear()
     db.stages = stages(sp, db.plan) if db.options.retire_stages else {}
     try:
         _round(db, sp, sp.preamble, stats)
@@ -203,7 +206,8 @@ def _record_skipped(db: Database, sp: StratumPlan, steps: list[_Step], stats: St
         if relation in computed or db.layout(relation).index_of is not None:
             continue
         stats.add(**_record(db, sp, relation, iteration, 0, 0), inner_iteration=0,
-                  largest_inner=None, outer="local", seconds=seconds, spark_jobs=0, written=0)
+                  largest_inner=None, outer="local", seconds=seconds, spark_jobs=0, written=0,
+                  combined=False, shuffled=0)
 
 
 def _compact(db: Database, steps: list[_Step]) -> bool:
@@ -426,6 +430,7 @@ class _Step:
     pieces: list[DataFrame] = field(default_factory=list)
     inner: list[Metrics] = field(default_factory=list)
     kernels: tuple[Kernel, ...] = ()  # what derives its candidates, in their union's order
+    combined: bool = False  # candidates combined in their partition before the shuffle
 
 
 @dataclass
@@ -438,6 +443,7 @@ class _Kept:
     derived_name: str | None  # and of its derived tuples', if counted (Database.insert)
     outer: str  # what its joins move (_derive)
     executed: jvm.Executed | None = None  # its executed plan, once a rerun may use it
+    combined: bool = False  # whether its candidates are combined before the shuffle
 
 
 def _plan(db: Database, sp: StratumPlan, kernels: tuple[Kernel, ...]) -> list[_Step]:
@@ -469,6 +475,8 @@ def _plan(db: Database, sp: StratumPlan, kernels: tuple[Kernel, ...]) -> list[_S
         # one kept plan per join-planning choice and per shape of the stored runs (how
         # many each relation has, how many this one's version replaces): each changes it
         choice = "".join("b" if db.broadcast_delta(k) else "-" for k in mine)
+        combine = db.combine(relation)
+        choice += "c" if combine is not None else ""
         merges = db.merges(relation, db.iteration)
         shape = ",".join(str(len(db.live_runs(r))) + ("a" if r in db.aged else "")
                          for r in sp.relations)
@@ -482,8 +490,8 @@ def _plan(db: Database, sp: StratumPlan, kernels: tuple[Kernel, ...]) -> list[_S
             outer = "local"
             for number in range(slices):
                 db.delta_slice = (number, slices)
-                try:
-                    derived, moves = _derive(db, relation, mine)
+                try:  # not combined: each slice's derived tuples are counted as derived
+                    derived, moves, _ = _derive(db, relation, mine)
                 finally:
                     db.delta_slice = None
                 outer = moves if moves != "local" else outer
@@ -494,28 +502,34 @@ def _plan(db: Database, sp: StratumPlan, kernels: tuple[Kernel, ...]) -> list[_S
                 counted.source = pieces[-1].__dict__["_sparklog_planned"]
                 inner.append(counted)
             full, new = db.insert_pieces(relation, pieces, db.iteration, merges)
-            rerun = None
+            rerun, combined = None, False
         elif planned is not None:
             full, new, rerun = planned
-            outer = db.templates[key].outer
+            outer, combined = db.templates[key].outer, db.templates[key].combined
             new.merged = merges
             new.rows = sum(db.rows_of(relation, r) for r in db.newest_runs(relation, merges))
         else:
-            derived, outer = _derive(db, relation, mine)
+            derived, outer, combined = _derive(db, relation, mine, combine)
             full, new = db.insert(relation, derived, db.iteration, merges)
+            if combined and new.derived is not None:
+                # already placed, so counted as derived (Database.insert): not combined,
+                # or the count would miss what the combine dropped
+                derived, outer, combined = _derive(db, relation, mine)
+                full, new = db.insert(relation, derived, db.iteration, merges)
             _collect_symbols(db, mine)
             rerun = None
             if versions:
                 db.templates[key] = _Kept(
                     jvm.template(db.spark, full, versions), new.name,
                     new.placed.name if new.placed is not None else None,
-                    new.derived.name if new.derived is not None else None, outer)
+                    new.derived.name if new.derived is not None else None, outer,
+                    combined=combined)
         group = f"{db.prefix}-s{sp.stratum.index}-i{db.iteration}-{relation}"
         description = f"sparklog stratum {sp.stratum.index} iteration {db.iteration}: {relation}"
         step = _Step(relation, full, bool(mine), new, group, description, rerun,
                      factory=db.factory_now, serialized=db.tiny and db.serialized_reruns,
                      outer=outer, merges=merges, pieces=pieces, inner=inner,
-                     kernels=tuple(mine))
+                     kernels=tuple(mine), combined=combined)
         if rerun is not None and scans:
             _mark(db, [step])  # it reads blocks, not versions: no need to wait for them
         steps.append(step)
@@ -745,10 +759,18 @@ def _record_step(db: Database, sp: StratumPlan, step: _Step, stats: Stats, itera
     elif step.new.derived is not None:  # no home Exchange: counted as derived
         derivations = int(step.new.derived.get["n"] or 0)
     else:
-        derivations = jvm.derivations(step.new.executed(), hint, key)
+        derivations = jvm.derivations(step.new.executed(), hint, key, step.combined)
     db.derived_last[step.relation] = derivations
+    # the rows that crossed the one shuffle: fewer than derived when combined before it
+    shuffled = jvm.shuffled(step.new.executed(), hint, key) \
+        if step.combined and step.derives else derivations
+    if step.combined and iteration >= 1 and shuffled > COMBINE_KEEP * derivations:
+        # it dropped too little: not again (auto); the preamble does not count, a copy of
+        # the base facts (``tc(x, y) :- edge(x, y)``) has nothing to drop
+        db.combine_poor.add(step.relation)
     stats.add(**_record(db, sp, step.relation, iteration, new_rows, derivations),
               rules=_by_rule(step, derivations, hint, key, bool(inner)),
+              combined=step.combined, shuffled=shuffled,
               # iteration roll-over: how many inner iterations, the largest one's output
               inner_iteration=len(inner), largest_inner=max(inner, default=None),
               outer=step.outer, seconds=seconds, spark_jobs=jobs,
@@ -769,7 +791,8 @@ def _by_rule(step: _Step, derivations: int, hint: dict[str, int] | None, key: st
         return {clauses[0]: derivations}
     if rolled or step.new.derived is not None:
         return None
-    counts = jvm.derivations_by_kernel(step.new.executed(), len(clauses), hint, key)
+    counts = jvm.derivations_by_kernel(step.new.executed(), len(clauses), hint, key,
+                                       step.combined)
     if counts is None:
         return None
     rules: dict[str, int] = {}
@@ -778,22 +801,26 @@ def _by_rule(step: _Step, derivations: int, hint: dict[str, int] | None, key: st
     return rules
 
 
-def _derive(db: Database, relation: str, kernels: list[Kernel]) -> tuple[DataFrame, str]:
+def _derive(db: Database, relation: str, kernels: list[Kernel], combine: Combine | None = None
+            ) -> tuple[DataFrame, str, bool]:
     """The union of a relation's kernels, planned from one SQL text, and what their joins
     that are not partition-local move: "local" (no such join: only the new tuples cross
     the round's one shuffle), "outer" (the outer rows go to the stored side's sub-buckets,
     which stay), "inner" (the joined relation's rows go to the outer rows' sub-buckets,
     which stay where their own relation placed them), "delta" (the delta side is
     broadcast, the stored side stays), "both"
-    (Spark shuffles both sides)."""
+    (Spark shuffles both sides); and whether any kernel's candidates are combined inside
+    their partition before the shuffle (``combine``: translate.kernel_query)."""
     if not kernels:
         return empty_frame(db.spark, [(f"c{i}", _spark_type(k))
-                                      for i, k in enumerate(db.kinds(relation))]), "local"
-    queries = [kernel_query(k, db) for k in kernels]
-    sql = " UNION ALL ".join(f"({text})" for text, _ in queries)
-    moved = {m for _, ms in queries for m in ms}
+                                      for i, k in enumerate(db.kinds(relation))]), "local", \
+            False
+    queries = [kernel_query(k, db, combine) for k in kernels]
+    sql = " UNION ALL ".join(f"({text})" for text, _, _ in queries)
+    moved = {m for _, ms, _ in queries for m in ms}
     outer = next((m for m in ("both", "delta", "inner", "outer") if m in moved), "local")
-    return DataFrame(db.spark._jsparkSession.sql(sql), db.spark), outer
+    combined = any(c for _, _, c in queries)
+    return DataFrame(db.spark._jsparkSession.sql(sql), db.spark), outer, combined
 
 
 def _collect_symbols(db: Database, kernels: list[Kernel]) -> None:

@@ -40,7 +40,7 @@ from sparklog.spark.session import FACTORY_MODE, WHOLE_STAGE
 from sparklog.spark.jobs import _Worker
 from sparklog.spark import balance
 from sparklog.spark.balance import Allocation, hash_input
-from sparklog.spark.translate import IT, NEWEST, OLDER, SB
+from sparklog.spark.translate import IT, NEWEST, OLDER, SB, Combine
 
 if TYPE_CHECKING:
     from sparklog.spark.rounds import _Kept
@@ -205,6 +205,8 @@ class Database:
     delta_slice: tuple[int, int] | None = None
     delta_before: dict[str, int] = field(default_factory=dict)
     derived_last: dict[str, int] = field(default_factory=dict)
+    # relations whose combine before the shuffle dropped too little (Database.combine)
+    combine_poor: set[str] = field(default_factory=set)
     _key_counts: dict[str, str] = field(default_factory=dict)  # see key_counts()
     # lattice relations whose sealed runs hold stale rows since the last round (compact())
     stale: dict[str, int] = field(default_factory=dict)
@@ -612,6 +614,28 @@ class Database:
         relation = kernel.steps[kernel.delta].relation
         rows = self.last_delta.get(relation, self.size_or_expected(relation))
         return rows <= self.options.broadcast_rows
+
+    def combine(self, relation: str) -> Combine | None:
+        """How the relation's candidates are combined inside their partition before the
+        round's one shuffle (translate.kernel_query), or None. A set relation drops its
+        duplicates there, a $MIN/$MAX relation of numbers or floats all but each key's best
+        value (unsigned values are ordered by their flipped bits, which min() does not
+        know; a $SUM's contributions and totals and user lattices are not combined).
+        ``auto`` combines until a combined loop round of the relation hands on more than
+        COMBINE_KEEP of what it derived (rounds._record_step: a combine that drops little
+        costs more than the rows it saves the shuffle), then not again in the stratum;
+        decided, as broadcast_delta is, from sizes already known. A lagging index copies
+        its relation's delta: nothing to combine."""
+        layout = self.layout(relation)
+        if self.options.combine == "off" or layout.index_of is not None \
+                or (self.options.combine == "auto" and relation in self.combine_poor):
+            return None
+        if layout.lattice is None:
+            return Combine("distinct")
+        if layout.lattice in ("min", "max") and \
+                self.kinds(relation)[layout.dependent] in ("number", "float"):
+            return Combine(layout.lattice, layout.dependent)
+        return None
 
     def size_or_expected(self, relation: str) -> int:
         if relation in self.sizes:

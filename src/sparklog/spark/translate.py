@@ -24,6 +24,9 @@ from sparklog.syntax import nodes as n
 
 SB, IT = "_sb", "_it"
 HOME = "_q"  # the home value(s) an outer row needs to meet a stored side (balance.py)
+# the placement column a partition-local combine groups by (kernel_query; jvm.derivations
+# finds the combine's aggregate by it)
+COMBINE = "_lc"
 OLDER, NEWEST = 0, 1  # values of _it: derived before the last round, or in it
 CROSS_ROWS = 10_000  # the largest side of a cross join gathered in one partition (_gathered)
 
@@ -80,20 +83,54 @@ def kernel_sql(kernel: Kernel, store: Store) -> str:
     return kernel_query(kernel, store)[0]
 
 
-def kernel_query(kernel: Kernel, store: Store) -> tuple[str, list[str]]:
-    """The kernel's SQL and what each of its joins that is not partition-local moves:
-    "delta" (broadcast), "outer" (the outer side only), "inner" (the stored side only, to
-    the outer rows' places) or "both" (shuffled)."""
+@dataclass(frozen=True)
+class Combine:
+    """How a round's candidates of one relation are combined inside their partition before
+    the one shuffle (Database.combine): ``distinct`` (a set relation), or the lattice's
+    join ``min``/``max`` of the dependent column ``column`` per key."""
+
+    how: str  # "distinct", "min" or "max"
+    column: int | None = None
+
+
+def kernel_query(kernel: Kernel, store: Store, combine: Combine | None = None
+                 ) -> tuple[str, list[str], bool]:
+    """The kernel's SQL, what each of its joins that is not partition-local moves: "delta"
+    (broadcast), "outer" (the outer side only), "inner" (the stored side only, to the outer
+    rows' places) or "both" (shuffled); and whether its candidates are combined.
+
+    With ``combine``, candidates still in the partition of a stored relation (the kernel's
+    last join was partition-local, or it has none) are combined there first, as a
+    combiner does before a shuffle: duplicates, or all but a key's best value, never
+    cross it. Grouped by the placement column, the aggregate needs no Exchange of its own.
+    The combine step after the shuffle is unchanged, so the result is too."""
     start = Query(None, X.Scope(), broadcast=kernel.delta is not None
                   and store.broadcast_delta(kernel))
     q = run_steps(kernel.steps, store, start)
     _ensure_text(q, _head_text_vars(kernel.head), store)
     cols = [f"{X.value(t, q.scope)} AS c{i}" for i, t in enumerate(kernel.head)]
-    inner = q.wrap(", ".join(cols) or "1 AS _unit")
+    combined = combine is not None and bool(kernel.head) and q.partitioned_as is not None
+    inner = q.wrap(", ".join(cols + ([f"{SB} AS {COMBINE}"] if combined else []))
+                   or "1 AS _unit")
     if not kernel.head:
-        return inner, q.moved
-    return f"SELECT * FROM ({inner}) h WHERE " + " AND ".join(
-        f"c{i} IS NOT NULL" for i in range(len(kernel.head))), q.moved
+        return inner, q.moved, False
+    sql = f"SELECT * FROM ({inner}) h WHERE " + " AND ".join(
+        f"c{i} IS NOT NULL" for i in range(len(kernel.head)))
+    if combined:
+        sql = _combined(sql, len(kernel.head), combine)
+    return sql, q.moved, combined
+
+
+def _combined(sql: str, width: int, combine: Combine) -> str:
+    heads = [f"c{i}" for i in range(width)]
+    if combine.how == "distinct":
+        keys, select = heads, heads
+    else:
+        keys = [c for i, c in enumerate(heads) if i != combine.column]
+        select = [f"{combine.how}({c}) AS {c}" if i == combine.column else c
+                  for i, c in enumerate(heads)]
+    return (f"SELECT {', '.join(select)} FROM ({sql}) k "
+            f"GROUP BY {', '.join(keys + [COMBINE])}")
 
 
 def creates_symbols(kernel: Kernel) -> bool:
