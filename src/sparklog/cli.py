@@ -183,8 +183,8 @@ def _parser() -> argparse.ArgumentParser:
                           "(default %(default)s)")
     run.add_argument("--combine", choices=COMBINE, default=DEFAULTS.combine,
                      help="combine a round's candidates inside their partition before its "
-                          "shuffle: while that drops most of them (auto), always (on), never "
-                          "(off); default %(default)s")
+                          "shuffle: while the last round derived many times what it kept (auto), "
+                          "always (on), never (off); default %(default)s")
     run.add_argument("--run-rows", type=int, default=DEFAULTS.run_rows, metavar="N",
                      help="a relation's newest run is sealed at N rows and a round writes "
                           "only its new tuples and a bounded run, never all of a relation "

@@ -18,12 +18,12 @@ BROADCAST_ROWS = 50_000
 JOIN_PLANNING = ("dynamic", "off")
 
 # Partition-local combine (Options.combine): "auto" combines a relation's candidates inside
-# their partition before the round's one shuffle until a combined round hands on more than
-# this share of what it derived; then not again in that stratum. On two local cores a
-# shuffled row costs little: connected components of R-MAT 14 (a third handed on) ran 19%
-# faster combined, weighted SSSP and BFS (0.45 and 0.39) 3-13% slower, linear TC of
-# Lederberg (0.81) 6% slower (README, "Benchmarks"). "on" always, "off" never.
-COMBINE_KEEP = 1 / 3
+# their partition before the round's one shuffle while its last counted round derived at
+# least this many times the tuples it kept; "on" always, "off" never. On two local cores a
+# shuffled row costs little, and the measured effect is mostly within noise except where
+# the combine drops most rows (connected components of R-MAT 14: 0.61-0.71x the time);
+# README, "Benchmarks".
+COMBINE_RATIO = 2.0
 COMBINE = ("auto", "on", "off")
 
 # A set relation's newest run is sealed once it holds this many rows (Options.run_rows, see

@@ -66,7 +66,7 @@ class Options:
     # A round's candidates combined inside their partition before its one shuffle (a
     # combiner: duplicates of a set relation, all but each key's best value of a $MIN/$MAX
     # relation stay behind), wherever they are still placed by a stored relation: "auto"
-    # until a combined round hands on more than COMBINE_KEEP of what it derived
+    # while the relation's last round derived at least COMBINE_RATIO times what it kept
     # (Database.combine), "on" always, "off" never.
     combine: str = "auto"
     # A set relation is stored as runs (storage.Database.merges): the newest takes new

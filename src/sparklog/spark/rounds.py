@@ -26,7 +26,6 @@ from typing import Any
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from sparklog.defaults import COMBINE_KEEP
 from sparklog.ir.nodes import Kernel, Scan, StratumPlan
 from sparklog.ir.stages import stages
 from sparklog.spark import jvm
@@ -70,7 +69,7 @@ def evaluate(db: Database, stats: Stats) -> None:
 def _evaluate_stratum(db: Database, sp: StratumPlan, stats: Stats) -> None:
     db.iteration = 0
     db.templates.clear()  # another stratum's plans
-    db.combine_poor.clear()
+    db.loop_counts.clear()
     db.stages = stages(sp, db.plan) if db.options.retire_stages else {}
     try:
         _round(db, sp, sp.preamble, stats)
@@ -761,13 +760,11 @@ def _record_step(db: Database, sp: StratumPlan, step: _Step, stats: Stats, itera
     else:
         derivations = jvm.derivations(step.new.executed(), hint, key, step.combined)
     db.derived_last[step.relation] = derivations
+    if iteration >= 1:
+        db.loop_counts[step.relation] = (derivations, new_rows)
     # the rows that crossed the one shuffle: fewer than derived when combined before it
     shuffled = jvm.shuffled(step.new.executed(), hint, key) \
         if step.combined and step.derives else derivations
-    if step.combined and iteration >= 1 and shuffled > COMBINE_KEEP * derivations:
-        # it dropped too little: not again (auto); the preamble does not count, a copy of
-        # the base facts (``tc(x, y) :- edge(x, y)``) has nothing to drop
-        db.combine_poor.add(step.relation)
     stats.add(**_record(db, sp, step.relation, iteration, new_rows, derivations),
               rules=_by_rule(step, derivations, hint, key, bool(inner)),
               combined=step.combined, shuffled=shuffled,

@@ -29,6 +29,7 @@ from pyspark import StorageLevel
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from sparklog.defaults import COMBINE_RATIO
 from sparklog.options import Options
 from sparklog.ir.nodes import Kernel, Layout, Plan
 from sparklog.spark import jvm
@@ -205,8 +206,8 @@ class Database:
     delta_slice: tuple[int, int] | None = None
     delta_before: dict[str, int] = field(default_factory=dict)
     derived_last: dict[str, int] = field(default_factory=dict)
-    # relations whose combine before the shuffle dropped too little (Database.combine)
-    combine_poor: set[str] = field(default_factory=set)
+    # (derived, kept) by the relation's last counted loop round (Database.combine)
+    loop_counts: dict[str, tuple[int, int]] = field(default_factory=dict)
     _key_counts: dict[str, str] = field(default_factory=dict)  # see key_counts()
     # lattice relations whose sealed runs hold stale rows since the last round (compact())
     stale: dict[str, int] = field(default_factory=dict)
@@ -621,14 +622,19 @@ class Database:
         duplicates there, a $MIN/$MAX relation of numbers or floats all but each key's best
         value (unsigned values are ordered by their flipped bits, which min() does not
         know; a $SUM's contributions and totals and user lattices are not combined).
-        ``auto`` combines until a combined loop round of the relation hands on more than
-        COMBINE_KEEP of what it derived (rounds._record_step: a combine that drops little
-        costs more than the rows it saves the shuffle), then not again in the stratum;
-        decided, as broadcast_delta is, from sizes already known. A lagging index copies
-        its relation's delta: nothing to combine."""
+        ``auto`` combines while the relation's last counted loop round derived at least
+        COMBINE_RATIO times the tuples it kept (new tuples, improved keys), decided, as
+        broadcast_delta is, from sizes already known; before a loop round is counted, it
+        combines (a stratum's first round, a copy of base facts such as ``tc(x, y) :-
+        edge(x, y)``, says nothing of the rounds after it). Below that ratio there is little to drop (a tree's closure derives each
+        pair once) and the aggregate costs more than the rows it saves the shuffle. A
+        lagging index copies its relation's delta: nothing to combine."""
         layout = self.layout(relation)
-        if self.options.combine == "off" or layout.index_of is not None \
-                or (self.options.combine == "auto" and relation in self.combine_poor):
+        if self.options.combine == "off" or layout.index_of is not None:
+            return None
+        seen = self.loop_counts.get(relation)
+        if self.options.combine == "auto" and seen is not None \
+                and seen[0] < COMBINE_RATIO * max(seen[1], 1):
             return None
         if layout.lattice is None:
             return Combine("distinct")
