@@ -21,7 +21,7 @@ JOIN_PLANNING = ("dynamic", "off")
 # their partition before the round's one shuffle while its last counted round derived at
 # least this many times the tuples it kept; "on" always, "off" never. On two local cores a
 # shuffled row costs little, and the measured effect is mostly within noise except where
-# the combine drops most rows (connected components of R-MAT 14: 0.61-0.71x the time);
+# the combine drops most rows (connected components of R-MAT 14: 0.54x the time);
 # README, "Benchmarks".
 COMBINE_RATIO = 2.0
 COMBINE = ("auto", "on", "off")
