@@ -22,6 +22,10 @@ PROGRAM = f"""
 .decl tc(x: number, y: number)
 tc(x, y) :- edge(x, y).
 tc(x, y) :- tc(x, z), edge(z, y).
+.decl both(x: number, y: number)
+both(x, y) :- edge(x, y).
+both(x, y) :- both(x, z), edge(z, y).
+both(x, y) :- edge(x, z), both(z, y).
 .decl link(x: number, y: number)
 link(x, y) :- edge(x, y).
 link(y, x) :- edge(x, y).
@@ -35,7 +39,7 @@ wide(y, $MAX(min(w, to_float(x + y)))) :- wide(x, w), edge(x, y).
 far(x, 0) :- edge(x, _), x < 10.
 far(y, $MIN(d + 1)) :- far(x, d), edge(x, y).
 """
-RELATIONS = ("tc", "cc", "wide", "far")
+RELATIONS = ("tc", "both", "cc", "wide", "far")
 
 
 def _run(spark, combine: str, text: str = PROGRAM, **options):
@@ -49,6 +53,15 @@ def _sum(result, relation: str, field: str) -> int:
     return sum(r[field] or 0 for r in result.stats if r["relation"] == relation)
 
 
+def _by_rule(result, relation: str) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for record in result.stats:
+        if record["relation"] == relation:
+            for rule, n in (record["rules"] or {}).items():
+                counts[rule] = counts.get(rule, 0) + n
+    return counts
+
+
 def test_combining_changes_what_crosses_the_shuffle_not_the_answer(spark):
     program, off = _run(spark, "off")
     _, on = _run(spark, "on")
@@ -56,11 +69,12 @@ def test_combining_changes_what_crosses_the_shuffle_not_the_answer(spark):
     for result in (off, on):
         for name in RELATIONS:
             assert rows(result[name]) == expected[name], name
-    for name in RELATIONS:  # derivations are counted before the combine
+    for name in RELATIONS:  # derivations are counted before the combine, rule by rule too
         assert _sum(on, name, "derivations") == _sum(off, name, "derivations"), name
+        assert _by_rule(on, name) == _by_rule(off, name), name
         assert _sum(off, name, "shuffled") == _sum(off, name, "derivations"), name
     assert not any(r["combined"] for r in off.stats)
-    for name in ("tc", "cc", "wide"):  # a set, a $MIN of numbers, a $MAX of floats
+    for name in ("tc", "both", "cc", "wide"):  # sets, a $MIN of numbers, a $MAX of floats
         assert any(r["combined"] for r in on.stats if r["relation"] == name), name
         assert _sum(on, name, "shuffled") < _sum(on, name, "derivations"), name
     # an unsigned $MIN is ordered by flipped bits, which SQL's min() does not know

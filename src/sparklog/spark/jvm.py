@@ -17,6 +17,8 @@ from typing import Any
 
 from pyspark.sql import Column, DataFrame, SparkSession
 
+from sparklog.spark.translate import COMBINE
+
 _JCLASSES: dict[tuple[int, str], Any] = {}
 
 
@@ -447,7 +449,7 @@ def shuffled(plan: Any, hint: dict[str, int] | None = None, key: str = "") -> in
 
 
 def derivations_by_kernel(plan: Any, kernels: int, hint: dict[str, int] | None = None,
-                          key: str = "", combined: bool = False) -> list[int] | None:
+                          key: str = "") -> list[int] | None:
     """The rows each of a round's ``kernels`` derived, in the order of their union (see
     :func:`_kernel_counts`); None when the plan has not that shape (Spark pruned a kernel
     it proved empty, say)."""
@@ -468,6 +470,7 @@ def _kernel_counts(exchange: Any) -> list[tuple[int, int]] | None:
     counted below the combine's aggregates (those grouping by translate.COMBINE). None
     when the plan has not that shape, or what the children hand on does not add up to
     the rows the Exchange wrote."""
+    combine = f"{COMBINE}#"  # an attribute's printed name: the column and its id
     node = _unwrapped(exchange.child())
     children = node.children()
     kids = [children.apply(i) for i in range(children.size())] \
@@ -478,7 +481,7 @@ def _kernel_counts(exchange: Any) -> list[tuple[int, int]] | None:
         if kid is None:
             return None
         after = before = int(kid.metrics().apply("numOutputRows").value())
-        while kid.nodeName().endswith("Aggregate") and "_lc#" in kid.toString():
+        while kid.nodeName().endswith("Aggregate") and combine in kid.toString():
             kid = _counting(kid.children().head()) if kid.children().size() == 1 else None
             if kid is None:
                 return None

@@ -788,8 +788,7 @@ def _by_rule(step: _Step, derivations: int, hint: dict[str, int] | None, key: st
         return {clauses[0]: derivations}
     if rolled or step.new.derived is not None:
         return None
-    counts = jvm.derivations_by_kernel(step.new.executed(), len(clauses), hint, key,
-                                       step.combined)
+    counts = jvm.derivations_by_kernel(step.new.executed(), len(clauses), hint, key)
     if counts is None:
         return None
     rules: dict[str, int] = {}
