@@ -27,13 +27,10 @@ from pathlib import Path
 from typing import Any
 
 from . import runner
+from .settings import DATA, PROGRAMS, _tree_pairs
+from .settings import TC_LEFT as TC
 
-ROOT = Path(__file__).resolve().parent.parent
-DATA = ROOT.parent / "shared" / "data"
-PROGRAMS = ROOT / "src" / "sparklog" / "programs"
 CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "sparklog-benchmarks" / "combine"
-TC = (".decl edge(x:number, y:number)\n.input edge\n.decl tc(x:number, y:number)\n"
-      ".output tc\ntc(x, y) :- edge(x, y).\ntc(x, y) :- tc(x, z), edge(z, y).\n")
 MODES = ("off", "auto", "on")
 TC_SIZES = {"email": ("email-Eu-core.tsv", 793_283), "lederberg": ("Lederberg.tsv", 3_359_842)}
 
@@ -88,7 +85,7 @@ def _workloads(names: list[str]) -> dict[str, dict[str, Any]]:
                      "count": TC_SIZES[name][1]}
     tree = _gen(["tree", "17", "down"], CACHE / "tree17")
     out["tree17"] = {"program": TC, "facts": tree, "output": "tc",
-                     "count": sum(2 ** d * (2 ** (17 - d) - 2) for d in range(17))}
+                     "count": _tree_pairs(17)}
     return {name: out[name] for name in names}
 
 
