@@ -22,8 +22,13 @@ between rounds; the rows whose home value changes then move to their new partiti
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from sparklog.ir.nodes import Layout
 
 _MASK = 0xFFFFFFFF
 SEED = 42  # Spark's seed for hash() and for HashPartitioning
@@ -199,6 +204,17 @@ class Allocation:
         flat, starts, ks = self._tables()
         return (f"slice({flat}, element_at({starts}, {bucket} + 1) + 1, "
                 f"element_at({ks}, {bucket} + 1))")
+
+
+def home_sql(layout: Layout, kinds: tuple[str, ...], allocation: Allocation,
+             column: Callable[[int], str] = lambda i: f"c{i}") -> str:
+    """A stored row's ``_sb`` as SQL text (storage.home_value): the home value of its
+    sub-bucket from its bucket columns and the columns its sub-bucket hashes, each named
+    by ``column``."""
+    value = lambda i: hash_input(column(i), kinds[i])  # noqa: E731
+    keys = [value(i) for i in (layout.key or layout.hashed)]
+    others = [value(i) for i in layout.hashed] if layout.key else []
+    return allocation.home_sql(keys, others)
 
 
 def hash_input(expr: str, kind: str) -> str:

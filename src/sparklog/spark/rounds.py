@@ -762,9 +762,14 @@ def _record_step(db: Database, sp: StratumPlan, step: _Step, stats: Stats, itera
     db.derived_last[step.relation] = derivations
     if iteration >= 1:
         db.loop_counts[step.relation] = (derivations, new_rows)
-    # the rows that crossed the one shuffle: fewer than derived when combined before it
-    shuffled = jvm.shuffled(step.new.executed(), hint, key) \
-        if step.combined and step.derives else derivations
+    # the rows that crossed the one shuffle: fewer than derived when combined before it,
+    # none when the derived tuples were placed already (no home Exchange)
+    if not inner and step.new.derived is not None:
+        shuffled = 0
+    elif step.combined and step.derives:
+        shuffled = jvm.shuffled(step.new.executed(), hint, key)
+    else:
+        shuffled = derivations
     stats.add(**_record(db, sp, step.relation, iteration, new_rows, derivations),
               rules=_by_rule(step, derivations, hint, key, bool(inner)),
               combined=step.combined, shuffled=shuffled,
@@ -812,10 +817,13 @@ def _derive(db: Database, relation: str, kernels: list[Kernel], combine: Combine
                                       for i, k in enumerate(db.kinds(relation))]), "local", \
             False
     queries = [kernel_query(k, db, combine) for k in kernels]
-    sql = " UNION ALL ".join(f"({text})" for text, _, _ in queries)
-    moved = {m for _, ms, _ in queries for m in ms}
+    if not all(query[3] for query in queries):  # one column set for the union
+        queries = [kernel_query(k, db, combine, keep=False) if query[3] else query
+                   for k, query in zip(kernels, queries)]
+    sql = " UNION ALL ".join(f"({text})" for text, *_ in queries)
+    moved = {m for _, ms, *_ in queries for m in ms}
     outer = next((m for m in ("both", "delta", "inner", "outer") if m in moved), "local")
-    combined = any(c for _, _, c in queries)
+    combined = any(c for _, _, c, _ in queries)
     return DataFrame(db.spark._jsparkSession.sql(sql), db.spark), outer, combined
 
 

@@ -40,8 +40,8 @@ from sparklog.spark.jvm import without_estimates as _without_estimates
 from sparklog.spark.session import FACTORY_MODE, WHOLE_STAGE
 from sparklog.spark.jobs import _Worker
 from sparklog.spark import balance
-from sparklog.spark.balance import Allocation, hash_input
-from sparklog.spark.translate import IT, NEWEST, OLDER, SB, Combine
+from sparklog.spark.balance import Allocation, home_sql
+from sparklog.spark.translate import IT, KEPT, NEWEST, OLDER, SB, Combine
 
 if TYPE_CHECKING:
     from sparklog.spark.rounds import _Kept
@@ -61,6 +61,7 @@ class _Columns:
     """
 
     home: Any  # Seq[Column]: c0..ck tagged, then the sub-bucket
+    kept: Any  # the same, the sub-bucket's home taken from column KEPT (kernel_query)
     keys: Any  # Seq[Column]: what the relation is hash-partitioned by (placement())
     order: Any  # Seq[String]: bucket columns, _sb, other columns (the anti-join keys)
     stored: Any  # Seq[Column]: the stored columns in order, then _it
@@ -82,6 +83,7 @@ class _Columns:
         tag = jvm.metadata(spark, {"sparklog": layout.relation})
         tagged = [getattr(col(f"c{i}"), "as")(f"c{i}", tag) for i in range(layout.arity)]
         home = tagged + [alias(functions.expr(home_sql(layout, kinds, allocation)), SB)]
+        kept = tagged + [alias(col(KEPT), SB)]
         keys = [col(c) for c in placement(layout)]
         order = tuple(f"c{i}" for i in layout.key) + (SB,) + tuple(f"c{i}" for i in layout.rest)
         ordered = [col(c) for c in order]
@@ -90,8 +92,8 @@ class _Columns:
         aged = ordered + [alias(lit(OLDER), IT)]
         sort = [c.asc() for c in ordered]
         seq = lambda items: jvm.seq(spark, items)  # noqa: E731
-        return cls(seq(home), seq(keys), seq(list(order)), seq(stored), seq(fresh), seq(aged),
-                   seq(sort))
+        return cls(seq(home), seq(kept), seq(keys), seq(list(order)), seq(stored), seq(fresh),
+                   seq(aged), seq(sort))
 
 
 # per JVM gateway, shared by runs; keyed by the column kinds too: two programs in one
@@ -108,14 +110,6 @@ def home_value(layout: Layout, kinds: tuple[str, ...], allocation: Allocation) -
     a literal into the partitioning expression, and the stored relation would then no
     longer be co-partitioned by name."""
     return F.expr(home_sql(layout, kinds, allocation))
-
-
-def home_sql(layout: Layout, kinds: tuple[str, ...], allocation: Allocation) -> str:
-    """:func:`home_value` as SQL text."""
-    value = lambda i: hash_input(f"c{i}", kinds[i])  # noqa: E731
-    keys = [value(i) for i in (layout.key or layout.hashed)]
-    others = [value(i) for i in layout.hashed] if layout.key else []
-    return allocation.home_sql(keys, others)
 
 
 class Metrics:
@@ -752,8 +746,10 @@ class Database:
                   merged: list[DataFrame], iteration: int, metrics: Metrics) -> Any:
         """Database.insert's planned version from the derived tuples (a JVM Dataset)."""
         cols = self.columns(relation)
-        # (1) the all-to-all to the relation's placement, the one shuffle of the round
-        new = derived.select(cols.home).repartition(self.options.partitions, cols.keys)
+        # (1) the all-to-all to the relation's placement, the one shuffle of the round:
+        # none when the kernels kept their rows' homes and Spark finds them placed
+        home = cols.kept if KEPT in derived.columns() else cols.home
+        new = derived.select(home).repartition(self.options.partitions, cols.keys)
         # (2, 3) the combine step, partition-local: dedup and anti-join, or lattice join
         full = combine_for(self.layout(relation)).merge(
             self, relation, new, [r._jdf for r in runs], [r._jdf for r in merged], iteration,

@@ -19,7 +19,7 @@ from pyspark.sql import functions as F
 from sparklog.ir.nodes import (DELTA, FULL, OLD, AggregateJoin, AntiJoin, Bind, Filter, Kernel,
                                Layout, Scan, Total)
 from sparklog.spark import expressions as X
-from sparklog.spark.balance import Allocation, hash_input
+from sparklog.spark.balance import Allocation, hash_input, home_sql
 from sparklog.syntax import nodes as n
 
 SB, IT = "_sb", "_it"
@@ -27,6 +27,9 @@ HOME = "_q"  # the home value(s) an outer row needs to meet a stored side (balan
 # the placement column a partition-local combine groups by (kernel_query; jvm.derivations
 # finds the combine's aggregate by it)
 COMBINE = "_lc"
+# the head's home value, where it is the home of the stored scan whose placement the rows
+# still have (kernel_query): the insert takes it as the new tuples' ``_sb``
+KEPT = "_hm"
 OLDER, NEWEST = 0, 1  # values of _it: derived before the last round, or in it
 CROSS_ROWS = 10_000  # the largest side of a cross join gathered in one partition (_gathered)
 
@@ -80,7 +83,7 @@ def kernel_frame(kernel: Kernel, store: Store) -> DataFrame:
 
 
 def kernel_sql(kernel: Kernel, store: Store) -> str:
-    return kernel_query(kernel, store)[0]
+    return kernel_query(kernel, store, keep=False)[0]
 
 
 @dataclass(frozen=True)
@@ -93,32 +96,59 @@ class Combine:
     column: int | None = None
 
 
-def kernel_query(kernel: Kernel, store: Store, combine: Combine | None = None
-                 ) -> tuple[str, list[str], bool]:
+def kernel_query(kernel: Kernel, store: Store, combine: Combine | None = None,
+                 keep: bool = True) -> tuple[str, list[str], bool, bool]:
     """The kernel's SQL, what each of its joins that is not partition-local moves: "delta"
     (broadcast), "outer" (the outer side only), "inner" (the stored side only, to the outer
-    rows' places) or "both" (shuffled); and whether its candidates are combined.
+    rows' places) or "both" (shuffled); whether its candidates are combined; and whether
+    it gives each its home (column ``KEPT``).
 
-    With ``combine``, candidates still in the partition of a stored relation (the kernel's
-    last join was partition-local, or it has none) are combined there first, as a
-    combiner does before a shuffle: duplicates, or all but a key's best value, never
-    cross it. Grouped by the placement column, the aggregate needs no Exchange of its own.
-    The combine step after the shuffle is unchanged, so the result is too."""
+    Candidates still in the partition of a stored relation (the kernel's last join was
+    partition-local, or it has none) may not need the round's shuffle at all: where the
+    head relation computes its home from the same values as that relation does, the same
+    way (:func:`_keeps_home`: a copy ``p(x, y) :- q(x, y)`` of a relation placed alike, a
+    closure's lengths projected away), the stored ``_sb`` is their home, and with
+    ``keep`` it goes on as ``KEPT``: Spark finds them placed and plans no home Exchange.
+    Else, with ``combine``, they are combined in that partition first, as a combiner does
+    before a shuffle: duplicates, or all but a key's best value, never cross it. Grouped
+    by the placement column, the aggregate needs no Exchange of its own. The combine step
+    after the shuffle is unchanged, so the result is too."""
     start = Query(None, X.Scope(), broadcast=kernel.delta is not None
                   and store.broadcast_delta(kernel))
     q = run_steps(kernel.steps, store, start)
     _ensure_text(q, _head_text_vars(kernel.head), store)
     cols = [f"{X.value(t, q.scope)} AS c{i}" for i, t in enumerate(kernel.head)]
-    combined = combine is not None and bool(kernel.head) and q.partitioned_as is not None
-    inner = q.wrap(", ".join(cols + ([f"{SB} AS {COMBINE}"] if combined else []))
-                   or "1 AS _unit")
+    kept = keep and _keeps_home(kernel, q.partitioned_as, store)
+    combined = (combine is not None and bool(kernel.head) and q.partitioned_as is not None
+                and not kept)
+    marker = [f"{SB} AS {COMBINE}"] if combined else [f"{SB} AS {KEPT}"] if kept else []
+    inner = q.wrap(", ".join(cols + marker) or "1 AS _unit")
     if not kernel.head:
-        return inner, q.moved, False
+        return inner, q.moved, False, False
     sql = f"SELECT * FROM ({inner}) h WHERE " + " AND ".join(
         f"c{i} IS NOT NULL" for i in range(len(kernel.head)))
     if combined:
         sql = _combined(sql, len(kernel.head), combine)
-    return sql, q.moved, combined
+    return sql, q.moved, combined, kept
+
+
+def _keeps_home(kernel: Kernel, placed: Scan | None, store: Store) -> bool:
+    """Whether the head relation's home of every derived tuple is the ``_sb`` of the row
+    of ``placed`` (the stored scan whose placement the rows have) it was derived from:
+    both homes are one SQL text once each column is named by the variable it holds. The
+    same function of the same values, so the same value, row by row."""
+    if placed is None or not kernel.head:
+        return False
+    heads = {i: t.name for i, t in enumerate(kernel.head) if isinstance(t, n.Var)}
+    scanned = {i: a.name for i, a in enumerate(placed.args) if isinstance(a, n.Var)}
+    try:
+        mine = home_sql(store.layout(kernel.relation), store.kinds(kernel.relation),
+                        store.allocation(kernel.relation), lambda i: f"`{heads[i]}`")
+        theirs = home_sql(store.layout(placed.relation), store.kinds(placed.relation),
+                          store.allocation(placed.relation), lambda i: f"`{scanned[i]}`")
+    except KeyError:  # a home column that is not a variable
+        return False
+    return mine == theirs
 
 
 def _combined(sql: str, width: int, combine: Combine) -> str:
