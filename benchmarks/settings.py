@@ -28,6 +28,10 @@ them). Writes results/jit.{json,md} or results/code-cache.{json,md}.
 
 ``--compare combine``: ``--combine off`` against the default ``auto`` (the combine before
 the round's one shuffle, Options.combine); writes results/combine-cold.{json,md}.
+
+``--compare revision --baseline REV``: the code of git revision REV (checked out into a
+temporary worktree) against this tree, same flags; writes results/revision.{json,md}.
+``tree17-auto`` is the tree's closure with the default strategy (auto: Smart).
 """
 
 from __future__ import annotations
@@ -59,10 +63,12 @@ COMPARISONS = {
                    "4,096 classes (default)": []},
     "combine": {"no combine before the shuffle": ["--combine", "off"],
                 "combine auto (default)": []},
+    "revision": {},  # filled by main: the baseline's code, then this tree's
 }
 TITLES = {"jit": "JIT compilers of the local driver JVM",
           "code-cache": "Compiled classes Spark keeps (spark.sql.codegen.cache.maxEntries)",
-          "combine": "The combine before the shuffle (--combine)"}
+          "combine": "The combine before the shuffle (--combine)",
+          "revision": "This tree against an earlier revision"}
 STRATA = 60
 
 
@@ -107,6 +113,8 @@ def _workloads(folder: Path) -> dict[str, dict[str, Any]]:
                       args=["--strategy", "left"], check=("tc", 793_283)),
         "tree17": dict(program=tc_left, facts=facts("tree17", gen.tree(17, "down")),
                        args=["--strategy", "left"], check=("tc", _tree_pairs(17))),
+        "tree17-auto": dict(program=tc_left, facts=folder / "tree17", args=[],
+                            check=("tc", _tree_pairs(17))),
         "chain-left": dict(program=tc_left, facts=folder / "chain", args=["--strategy", "left"],
                            check=("tc", 1000 * 1001 // 2)),
     }
@@ -223,13 +231,13 @@ def _power(g, iterations: int) -> dict[int, float]:
     return rank
 
 
-def one(workload: dict[str, Any], setting: list[str], out: Path, archive: Path
-        ) -> dict[str, Any]:
+def one(workload: dict[str, Any], setting: list[str], out: Path, archive: Path,
+        src: Path = ROOT / "src") -> dict[str, Any]:
     cmd = [sys.executable, "-m", "sparklog", "run", str(workload["program"]),
            "-F", str(workload["facts"]), "-D", str(out), "--master", "local[2]",
            *workload["args"], *setting]
     env = {**os.environ, "SPARKLOG_CACHE_DIR": str(archive),
-           "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")])}
+           "PYTHONPATH": os.pathsep.join([str(src), os.environ.get("PYTHONPATH", "")])}
     started = time.perf_counter()
     done = subprocess.run(cmd, capture_output=True, text=True, env=env)
     seconds = round(time.perf_counter() - started, 2)
@@ -245,16 +253,23 @@ def main() -> int:
     p.add_argument("--workloads", default="chain-smart,cc,pagerank,email,tree17,chain-left")
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--out", type=Path, default=RESULTS)
+    p.add_argument("--baseline", help="with --compare revision: the git revision to compare")
     args = p.parse_args()
+    if (args.compare == "revision") != bool(args.baseline):
+        p.error("--baseline goes with --compare revision, and it needs one")
     from benchmarks.runner import machine_facts_static
 
     runs: list[dict[str, Any]] = []
     report = dict(date=_dt.datetime.now().isoformat(timespec="seconds"), compare=args.compare,
                   machine=machine_facts_static(), load_before=os.getloadavg(), runs=runs)
-    settings = COMPARISONS[args.compare]
+    settings = {name: (flags, ROOT / "src") for name, flags in COMPARISONS[args.compare].items()}
     with tempfile.TemporaryDirectory(prefix="sparklog-settings-") as tmp:
         folder = Path(tmp)
         archive = folder / "cache"
+        if args.baseline:
+            settings = {_revision(args.baseline, folder / "baseline", report): ([],
+                        folder / "baseline" / "src"), "this tree": ([], ROOT / "src")}
+        report["settings"] = list(settings)
         workloads = _workloads(folder)
         chosen = args.workloads.split(",")
         # the first run writes the class archive: run it apart, unmeasured
@@ -264,23 +279,42 @@ def main() -> int:
                 order = list(settings.items())
                 if rep % 2:
                     order.reverse()
-                for setting, flags in order:
-                    r = one(workloads[name], flags, folder / "out", archive)
+                for setting, (flags, src) in order:
+                    r = one(workloads[name], flags, folder / "out", archive, src)
                     runs.append(dict(workload=name, setting=setting, rep=rep, **r))
                     print(f"{name:12} {setting:30} {r['seconds']:8.2f} s "
                           f"{'ok' if r['ok'] else r['problem']}", flush=True)
                     _write(args.out, report)
+        if args.baseline:
+            subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force",
+                            str(folder / "baseline")], check=False)
     report["load_after"] = os.getloadavg()
     _write(args.out, report)
     return 0 if all(r["ok"] for r in runs) else 1
 
 
+def _revision(rev: str, where: Path, report: dict[str, Any]) -> str:
+    """Check ``rev`` out into ``where``; its setting's name (and the tree's, in notes)."""
+    git = ["git", "-C", str(ROOT)]
+    commit = subprocess.run([*git, "rev-parse", "--short", rev], capture_output=True,
+                            text=True, check=True).stdout.strip()
+    subprocess.run([*git, "worktree", "add", "--detach", "-q", str(where), commit], check=True)
+    head = subprocess.run([*git, "rev-parse", "--short", "HEAD"], capture_output=True,
+                          text=True, check=True).stdout.strip()
+    dirty = subprocess.run([*git, "status", "--porcelain", "--untracked-files=no"],
+                           capture_output=True, text=True, check=True).stdout.strip()
+    report.setdefault("notes", []).append(
+        f"This tree: {head}{' with uncommitted changes' if dirty else ''}; "
+        f"baseline: {commit}.")
+    return f"at {commit}"
+
+
 def _write(out: Path, report: dict[str, Any]) -> None:
     out.mkdir(parents=True, exist_ok=True)
-    stem = {"jit": "jit", "code-cache": "code-cache",
-            "combine": "combine-cold"}[report["compare"]]
+    stem = {"jit": "jit", "code-cache": "code-cache", "combine": "combine-cold",
+            "revision": "revision"}[report["compare"]]
     (out / f"{stem}.json").write_text(json.dumps(report, indent=1) + "\n")
-    first, second = COMPARISONS[report["compare"]]
+    first, second = report["settings"]
     lines = [f"# {TITLES[report['compare']]} (cold `sparklog run`, wall seconds)", "",
              f"{report['date']}, {report['machine'].get('cpu_model', '')}, "
              f"{report['machine'].get('nproc', '')} cores; load before "
