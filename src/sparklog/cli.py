@@ -437,12 +437,18 @@ def _check_paths(program, args) -> None:
     if args.output != "-" and out.exists() and not out.is_dir():
         raise OutputError(f"-D {out}: not a directory")
     for d in program.checked.outputs():
-        kind, path, _ = output_target(d, out)
-        if d.kind == "printsize" or kind == "stdout" or args.output == "-":
+        if d.kind == "printsize":
             continue
-        problem = AtomicWriter.problem(kind, path)
+        try:
+            target = output_target(d, out)
+        except DataError as exc:
+            problems += exc.diagnostics
+            continue
+        if target.kind == "stdout" or args.output == "-":
+            continue
+        problem = AtomicWriter.problem(target.kind, target.path)
         if problem:
-            problems.append(Diagnostic(d.span, f"cannot write {path}: {problem}"))
+            problems.append(Diagnostic(d.span, f"cannot write {target.path}: {problem}"))
     if problems:
         raise OutputError(problems, program.sources)
     problem = args.stats and AtomicWriter.problem("file", args.stats)
@@ -464,15 +470,15 @@ def _write_outputs(program, result, output: str) -> None:
             if d.kind == "printsize":
                 printed.append(f"{d.relation}\t{result.size(d.relation)}")
                 continue
-            kind, path, delimiter = output_target(d, Path(output if output != "-" else "."))
-            if output == "-" or kind == "stdout":
+            target = output_target(d, Path(output if output != "-" else "."))
+            if output == "-" or target.kind == "stdout":
                 printed.append(_stdout_block(d.relation, df, kinds))
                 continue
             header = None
             if (d.param("headers") or "false").lower() == "true":
                 decl = program.ast.decl(d.relation)
-                header = delimiter.join(a.name for a in decl.attributes)
-            writer.write(kind, df, kinds, path, delimiter, header)
+                header = target.delimiter.join(a.name for a in decl.attributes)
+            writer.write(target, df, kinds, header)
         writer.commit()
     finally:
         writer.cleanup()

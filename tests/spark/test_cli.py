@@ -144,6 +144,43 @@ def test_csv_and_parquet_inputs_and_outputs(spark, tmp_path):
     assert spark.read.parquet(str(tmp_path / "o" / "tc.pq")).count() == 6
 
 
+def test_rfc4180_quoted_fields_in_and_out_and_gzipped_output(spark, tmp_path):
+    """Soufflé's ``rfc4180=true``: a comma by default, quoted fields that hold the
+    delimiter, line breaks, ``""`` for a quote and nothing at all; such an output quotes
+    every symbol (numbers as they are). ``compress=true`` gzips the file. Read as plain
+    lines, the first file gave symbols with their quotes in (a silent wrong answer)."""
+    import gzip
+
+    (tmp_path / "a.facts").write_text('plain,1\n"a,b",2\n"say ""hi""",3\n"two\nlines",4\n'
+                                      '"",5\n')
+    (tmp_path / "h.csv").write_text('name;n\n"x;y";7\n')
+    program = tmp_path / "q.dl"
+    program.write_text(
+        '.decl a(s: symbol, n: number)\n.input a(rfc4180=true)\n'
+        '.input a(IO=file, filename="h.csv", rfc4180=true, delimiter=";", headers=true)\n'
+        '.decl b(s: symbol, n: number)\n.output b\n'
+        '.output b(IO=file, filename="q.csv", rfc4180=true)\n'
+        '.output b(IO=file, filename="b.csv.gz", compress=true)\n'
+        'b(s, n + 1) :- a(s, n).\n')
+    assert sparklog(str(program), "-F", str(tmp_path), "-D", str(tmp_path / "o")) == 0
+    out = tmp_path / "o"
+    assert (out / "q.csv").read_text() == ('"",6\n"a,b",3\n"plain",2\n"say ""hi""",4\n'
+                                           '"two\nlines",5\n"x;y",8\n')
+    plain = '\t6\na,b\t3\nplain\t2\nsay "hi"\t4\ntwo\nlines\t5\nx;y\t8\n'
+    assert (out / "b.csv").read_text() == plain
+    with gzip.open(out / "b.csv.gz", "rt") as f:
+        assert f.read() == plain
+
+
+def test_an_output_sparklog_cannot_write_is_an_error_at_its_directive(tc_dir, capsys):
+    """Not a text file under the name of a database (it was written so)."""
+    (tc_dir / "s.dl").write_text('.decl s(a: symbol)\n.output s(IO=sqlite)\ns("x").\n')
+    assert sparklog(str(tc_dir / "s.dl"), "-D", str(tc_dir / "o")) != 0
+    err = capsys.readouterr().err
+    assert "s.dl:2:" in err and "unsupported IO=sqlite" in err
+    assert not (tc_dir / "o").exists() or not any((tc_dir / "o").iterdir())
+
+
 def test_gen_writes_facts(tmp_path, capsys):
     assert main(["gen", "tree", "4", "up", "-o", str(tmp_path)]) == 0
     assert len((tmp_path / "edge.facts").read_text().splitlines()) == 14

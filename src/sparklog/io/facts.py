@@ -1,13 +1,19 @@
 """Facts in, results out: Soufflé's file conventions on Spark's readers and writers.
 
 ``.input r`` reads ``FACTS_DIR/r.facts`` (tab-separated); ``.output r`` writes
-``OUT_DIR/r.csv`` (tab-separated). ``IO=file`` takes ``filename`` and ``delimiter``;
-``IO=parquet`` reads or writes Parquet. As in Soufflé, a symbol's text is read and
-written as it is (no escapes), and numbers are read strictly (see ``parse_field``).
+``OUT_DIR/r.csv`` (tab-separated). ``IO=file`` takes ``filename``, ``delimiter``,
+``headers``, ``rfc4180`` and, for outputs, ``compress``; ``IO=parquet`` reads or writes
+Parquet. As in Soufflé, a symbol's text is read and written as it is (no escapes), and
+numbers are read strictly (see ``parse_field``). With ``rfc4180=true`` the delimiter
+defaults to a comma and fields may be quoted as RFC 4180 says (a quoted field may hold the
+delimiter, line breaks and ``""`` for a quote); such an output quotes every symbol.
+``compress=true`` gzips an output file.
 """
 
 from __future__ import annotations
 
+import csv
+import gzip
 import math
 import os
 import re
@@ -38,6 +44,7 @@ class Source:
     path: Path
     delimiter: str = "\t"
     headers: bool = False
+    rfc4180: bool = False  # quoted fields, as RFC 4180 writes them
 
 
 def input_source(directive: n.Directive, facts_dir: Path) -> Source:
@@ -45,11 +52,26 @@ def input_source(directive: n.Directive, facts_dir: Path) -> Source:
     name = directive.param("filename") or (
         f"{directive.relation}.facts" if io == "file" else f"{directive.relation}.parquet")
     path = Path(name) if os.path.isabs(name) else facts_dir / name
-    delimiter = _unescape_delimiter(directive.param("delimiter") or "\t")
-    headers = (directive.param("headers") or "false").lower() == "true"
+    rfc4180 = _flag(directive, "rfc4180")
+    delimiter = _delimiter(directive, rfc4180)
+    headers = _flag(directive, "headers")
     if io not in ("file", "parquet"):
         raise DataError(Diagnostic(directive.span, f"unsupported IO={io} (use file or parquet)"))
-    return Source(directive.relation, io, path, delimiter, headers)
+    return Source(directive.relation, io, path, delimiter, headers, rfc4180)
+
+
+def _flag(directive: n.Directive, name: str) -> bool:
+    return (directive.param(name) or "false").lower() == "true"
+
+
+def _delimiter(directive: n.Directive, rfc4180: bool) -> str:
+    """The directive's delimiter: a tab, or a comma with ``rfc4180`` (as in Soufflé),
+    which must not contain the quote character."""
+    delimiter = _unescape_delimiter(directive.param("delimiter") or ("," if rfc4180 else "\t"))
+    if rfc4180 and '"' in delimiter:
+        raise DataError(Diagnostic(directive.span, "with rfc4180=true the delimiter cannot "
+                                   "contain a double quote"))
+    return delimiter
 
 
 def missing_inputs(checked: Checked, inputs: Mapping[str, Any], facts_dir: Path
@@ -91,6 +113,8 @@ def read(spark: SparkSession, source: Source, kinds: tuple[str, ...]) -> DataFra
         cols = [_parquet_value(f"`{c}`", k).alias(f"c{i}")
                 for i, (c, k) in enumerate(zip(df.columns, kinds))]
         return df.select(*cols, F.lit(False).alias("_bad"))
+    if source.rfc4180:
+        return _typed(_quoted_fields(spark, source, len(kinds)), kinds)
     # Soufflé's ReadStreamCSV: lines end at \n only, one trailing \r is dropped, a blank line
     # is a line like any other, columns past the arity are ignored
     lines = spark.read.text(str(source.path), lineSep="\n")
@@ -103,6 +127,32 @@ def read(spark: SparkSession, source: Source, kinds: tuple[str, ...]) -> DataFra
     # would repeat a costly expression)
     fields = lines.selectExpr(f"{parts} AS _f").selectExpr(
         "size(_f) AS _n", *[f"_f[{i}] AS _s{i}" for i in range(len(kinds))])
+    return _typed(fields, kinds)
+
+
+# a field Spark's CSV reader reports as missing: no text of a facts file is NUL
+_MISSING = "\u0000"
+
+
+def _quoted_fields(spark: SparkSession, source: Source, arity: int) -> DataFrame:
+    """``_n`` and the fields ``_s0``.. of an RFC 4180 file, by Spark's CSV reader: quoted
+    fields with ``""`` for a quote, the delimiter and line breaks inside them; a record
+    ends at a line break outside quotes. An empty field is an empty symbol."""
+    from pyspark.sql.types import StringType, StructField, StructType
+
+    schema = StructType([StructField(f"_s{i}", StringType()) for i in range(max(arity, 1))])
+    df = (spark.read.schema(schema)
+          .options(sep=source.delimiter, quote='"', escape='"', multiLine="true",
+                   header="true" if source.headers else "false", mode="PERMISSIVE",
+                   nullValue=_MISSING, emptyValue="", ignoreLeadingWhiteSpace="false",
+                   ignoreTrailingWhiteSpace="false", enforceSchema="true")
+          .csv(str(source.path)))
+    present = " + ".join(f"CASE WHEN _s{i} IS NULL THEN 0 ELSE 1 END" for i in range(arity))
+    return df.selectExpr(f"{present or '0'} AS _n", *[f"_s{i}" for i in range(arity)])
+
+
+def _typed(fields: DataFrame, kinds: tuple[str, ...]) -> DataFrame:
+    """The typed columns c0..ck and ``_bad`` of fields ``_n`` (how many) and ``_s0``..."""
     cols, bad = [], [f"_n < {len(kinds)}"] if kinds else ["FALSE"]
     for i, kind in enumerate(kinds):
         typed = field_value(f"_s{i}", kind)
@@ -206,27 +256,41 @@ def _regex_quote(text: str) -> str:
     return "".join("\\" + c if not c.isalnum() else c for c in text)
 
 
-def first_bad_line(source: Source, kinds: tuple[str, ...]) -> Diagnostic:
-    """Find and describe the first bad line of a facts file (only on the error path)."""
+def _records(source: Source):
+    """(line number, fields) of each record of a facts file, header included."""
     with open(source.path, "rb") as f:
+        if source.rfc4180 and len(source.delimiter) == 1:
+            text = (raw.decode("utf-8", errors="replace") for raw in f)
+            reader = csv.reader(text, delimiter=source.delimiter, quotechar='"',
+                                doublequote=True, strict=False)
+            start = 1
+            for fields in reader:
+                yield start, fields
+                start = reader.line_num + 1
+            return
         for lineno, raw in enumerate(f, start=1):
             line = raw.decode("utf-8", errors="replace").removesuffix("\n").removesuffix("\r")
-            if (source.headers and lineno == 1) or not kinds:
-                continue
-            fields = line.split(source.delimiter)
-            if len(fields) < len(kinds):
-                return Diagnostic(Span(str(source.path), lineno, 1),
-                                  f"{len(fields)} columns, but relation {source.relation} has "
-                                  f"{len(kinds)}")
-            col = 1
-            for j, (field, kind) in enumerate(zip(fields, kinds), start=1):
-                try:
-                    parse_field(field, kind)
-                except ValueError as exc:
-                    return Diagnostic(Span(str(source.path), lineno, col),
-                                      f"{field!r} is not {_article(kind)} {kind} (column {j} "
-                                      f"of {source.relation}: {exc})")
-                col += len(field) + len(source.delimiter)
+            yield lineno, line.split(source.delimiter)
+
+
+def first_bad_line(source: Source, kinds: tuple[str, ...]) -> Diagnostic:
+    """Find and describe the first bad line of a facts file (only on the error path)."""
+    for lineno, fields in _records(source):
+        if (source.headers and lineno == 1) or not kinds:
+            continue
+        if len(fields) < len(kinds):
+            return Diagnostic(Span(str(source.path), lineno, 1),
+                              f"{len(fields)} columns, but relation {source.relation} has "
+                              f"{len(kinds)}")
+        col = 1
+        for j, (field, kind) in enumerate(zip(fields, kinds), start=1):
+            try:
+                parse_field(field, kind)
+            except ValueError as exc:
+                return Diagnostic(Span(str(source.path), lineno, col),
+                                  f"{field!r} is not {_article(kind)} {kind} (column {j} "
+                                  f"of {source.relation}: {exc})")
+            col += len(field) + len(source.delimiter)
     return Diagnostic(Span(str(source.path), 1, 1), f"malformed input for {source.relation}")
 
 
@@ -234,22 +298,50 @@ def first_bad_line(source: Source, kinds: tuple[str, ...]) -> Diagnostic:
 # Output
 
 
-def output_target(directive: n.Directive, out_dir: Path) -> tuple[str, Path, str]:
-    """(kind, final path, delimiter) of an output directive."""
+@dataclass(frozen=True)
+class Target:
+    """Where and how one output relation is written."""
+
+    kind: str  # "file", "parquet" or "stdout"
+    path: Path
+    delimiter: str = "\t"
+    rfc4180: bool = False  # every symbol quoted, as RFC 4180 writes a field
+    compress: bool = False  # the file gzipped
+
+
+def output_target(directive: n.Directive, out_dir: Path) -> Target:
+    """How an output directive is written; an IO sparklog cannot write is an error at
+    the directive (not a text file under that name)."""
     io = (directive.param("IO") or "file").lower()
+    rfc4180 = _flag(directive, "rfc4180")
+    delimiter = _delimiter(directive, rfc4180)
     if io == "stdout":
-        return "stdout", Path("-"), "\t"
+        return Target("stdout", Path("-"), delimiter, rfc4180)
+    if io not in ("file", "parquet"):
+        raise DataError(Diagnostic(directive.span,
+                                   f"unsupported IO={io} (use file, parquet or stdout)"))
+    compress = io == "file" and _flag(directive, "compress")
     name = directive.param("filename") or (
-        f"{directive.relation}.csv" if io == "file" else f"{directive.relation}.parquet")
+        f"{directive.relation}.csv{'.gz' if compress else ''}" if io == "file"
+        else f"{directive.relation}.parquet")
     path = Path(name) if os.path.isabs(name) else out_dir / name
-    return io, path, _unescape_delimiter(directive.param("delimiter") or "\t")
+    return Target(io, path, delimiter, rfc4180, compress)
 
 
-def as_text_lines(df: DataFrame, kinds: tuple[str, ...], delimiter: str) -> DataFrame:
+def as_text_lines(df: DataFrame, kinds: tuple[str, ...], delimiter: str,
+                  rfc4180: bool = False) -> DataFrame:
     """One string column per tuple, fields joined by the delimiter, written as Soufflé's
-    WriteStreamCSV writes them: symbols as they are, floats as C++ ``%.17g``."""
-    fields = [F.expr(X.float_g17(f"`{c}`")) if k == "float" else F.col(f"`{c}`").cast("string")
-              for c, k in zip(df.columns, kinds)]
+    WriteStreamCSV writes them: symbols as they are (with ``rfc4180``: in double quotes,
+    a quote doubled), floats as C++ ``%.17g``."""
+    def field(c: str, kind: str) -> Column:
+        if kind == "float":
+            return F.expr(X.float_g17(f"`{c}`"))
+        if kind == "symbol" and rfc4180:
+            return F.concat(F.lit('"'), F.replace(F.col(f"`{c}`"), F.lit('"'), F.lit('""')),
+                            F.lit('"'))
+        return F.col(f"`{c}`").cast("string")
+
+    fields = [field(c, k) for c, k in zip(df.columns, kinds)]
     return df.select(F.concat_ws(delimiter, *fields).alias("value") if fields
                      else F.lit("()").alias("value"))
 
@@ -281,11 +373,12 @@ class AtomicWriter:
             return f"directory {parent} is not writable"
         return None
 
-    def write(self, kind: str, df: DataFrame, kinds: tuple[str, ...], path: Path,
-              delimiter: str, header: str | None = None) -> None:
+    def write(self, target: Target, df: DataFrame, kinds: tuple[str, ...],
+              header: str | None = None) -> None:
         """``header``: a first line (Soufflé's ``headers=true``: the attribute names)."""
         from sparklog.errors import OutputError
 
+        kind, path = target.kind, target.path
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
@@ -299,21 +392,23 @@ class AtomicWriter:
         df = df.coalesce(1)
         if df.columns:  # a nullary relation has nothing to sort by
             df = df.sortWithinPartitions(*df.columns)
-        lines = as_text_lines(df, kinds, delimiter)
+        lines = as_text_lines(df, kinds, target.delimiter, target.rfc4180)
         lines.write.text(str(stage / "data"))
         parts = sorted((stage / "data").glob("part-*"))
-        target = stage / "file"
-        if header is not None:
-            with open(target, "w", encoding="utf-8") as out:
-                out.write(header + "\n")
+        staged = stage / "file"
+        if header is not None or target.compress:
+            opener = gzip.open if target.compress else open
+            with opener(staged, "wb") as out:
+                if header is not None:
+                    out.write((header + "\n").encode("utf-8"))
                 if parts:
-                    with open(parts[0], encoding="utf-8") as rows:
+                    with open(parts[0], "rb") as rows:
                         shutil.copyfileobj(rows, out)
         elif parts:
-            os.replace(parts[0], target)
+            os.replace(parts[0], staged)
         else:
-            target.write_text("")
-        self.staged.append((target, path))
+            staged.write_text("")
+        self.staged.append((staged, path))
 
     def commit(self) -> None:
         from sparklog.errors import OutputError
