@@ -309,7 +309,12 @@ def _program(args):
 
 
 def _check(args) -> int:
+    from sparklog.io.facts import directive_problems
+
     program = _program(args)
+    problems = directive_problems(program.checked)
+    if problems:
+        raise DataError(problems, program.sources)
     print(f"{args.program}: ok ({len(program.plan.strata)} strata, "
           f"{sum(len(s.preamble) + len(s.loop) for s in program.plan.strata)} kernels)")
     return 0

@@ -91,6 +91,19 @@ def test_a_directory_as_program(tmp_path, capsys):
     assert code == 1 and first_line(err).startswith(f"error: cannot read program {tmp_path}")
 
 
+
+def test_check_reports_io_directives_sparklog_cannot_honour(tmp_path, capsys):
+    """``check`` reads and writes nothing, but an input or output no run could read or
+    write is a problem of the program: each at its directive."""
+    (tmp_path / "p.dl").write_text('.decl f(a: symbol)\n.input f(IO=json)\n'
+                                   '.output f(IO=sqlite)\n'
+                                   '.output f(rfc4180=true, delimiter="\\"")\n')
+    code, err = run(capsys, "check", str(tmp_path / "p.dl"))
+    assert code != 0
+    assert "p.dl:2:8: error: unsupported IO=json" in err
+    assert "p.dl:3:9: error: unsupported IO=sqlite" in err
+    assert "p.dl:4:9: error: with rfc4180=true the delimiter cannot contain a double quote" in err
+
 # ------------------------------------------------------------------ inputs
 
 

@@ -60,6 +60,18 @@ def input_source(directive: n.Directive, facts_dir: Path) -> Source:
     return Source(directive.relation, io, path, delimiter, headers, rfc4180)
 
 
+def directive_problems(checked: Checked) -> list[Diagnostic]:
+    """What is wrong with the I/O directives' parameters (an unknown IO, a quote in an
+    rfc4180 delimiter), found without reading or writing anything: ``sparklog check``."""
+    problems: list[Diagnostic] = []
+    for d in [*checked.inputs(), *(d for d in checked.outputs() if d.kind != "printsize")]:
+        try:
+            (input_source if d in checked.inputs() else output_target)(d, Path("."))
+        except DataError as exc:
+            problems += exc.diagnostics
+    return problems
+
+
 def _flag(directive: n.Directive, name: str) -> bool:
     return (directive.param(name) or "false").lower() == "true"
 
