@@ -64,9 +64,11 @@ def directive_problems(checked: Checked) -> list[Diagnostic]:
     """What is wrong with the I/O directives' parameters (an unknown IO, a quote in an
     rfc4180 delimiter), found without reading or writing anything: ``sparklog check``."""
     problems: list[Diagnostic] = []
-    for d in [*checked.inputs(), *(d for d in checked.outputs() if d.kind != "printsize")]:
+    reads = [(input_source, d) for d in checked.inputs()]
+    writes = [(output_target, d) for d in checked.outputs() if d.kind != "printsize"]
+    for target, d in reads + writes:
         try:
-            (input_source if d in checked.inputs() else output_target)(d, Path("."))
+            target(d, Path("."))
         except DataError as exc:
             problems += exc.diagnostics
     return problems
