@@ -20,7 +20,7 @@ import re
 import shutil
 import uuid
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -58,6 +58,13 @@ def input_source(directive: n.Directive, facts_dir: Path) -> Source:
     if io not in ("file", "parquet"):
         raise DataError(Diagnostic(directive.span, f"unsupported IO={io} (use file or parquet)"))
     return Source(directive.relation, io, path, delimiter, headers, rfc4180)
+
+
+def given_source(source: Source, given: str | Path) -> Source:
+    """``source`` read from a path given in place of its directive's file (``inputs``):
+    Parquet by the name's ending, else a facts file in the directive's format."""
+    kind = "parquet" if str(given).endswith(".parquet") else "file"
+    return replace(source, kind=kind, path=Path(given))
 
 
 def directive_problems(checked: Checked) -> list[Diagnostic]:

@@ -9,8 +9,8 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from sparklog.errors import DataError, Reporter, UsageError
-from sparklog.io.facts import (SPARK_TYPES, Source, first_bad_line, input_source,
-                               missing_inputs, read)
+from sparklog.io.facts import (SPARK_TYPES, Source, first_bad_line, given_source,
+                               input_source, missing_inputs, read)
 from sparklog.syntax import nodes as n
 from sparklog.syntax.walk import clause_terms
 
@@ -39,8 +39,7 @@ def load_inputs(db, program, inputs: dict[str, Any], facts_dir: Path) -> None:
         if given is None or isinstance(given, str | Path):
             source = input_source(d, facts_dir)
             if given is not None:
-                source = Source(d.relation, "parquet" if str(given).endswith(".parquet")
-                                else "file", Path(given), source.delimiter, source.headers)
+                source = given_source(source, given)
             df = read(db.spark, source, kinds)
             bad = Metrics(db.spark, f"bad_{db.prefix}_{d.relation}_{len(checks)}")
             checks.setdefault(d.relation, []).append((source, bad))
@@ -212,8 +211,7 @@ def shapes(spark, program, relations: set[str], inputs: dict[str, Any], facts_di
         given = inputs.get(name)
         source = input_source(d, facts_dir)
         if given is not None:
-            source = Source(name, "parquet" if str(given).endswith(".parquet") else "file",
-                            Path(given), source.delimiter, source.headers)
+            source = given_source(source, given)
         if source.path.exists():  # else reported by load_inputs
             frames[name] = read(spark, source, program.checked.kinds[name]) \
                 .filter(~F.col("_bad")).drop("_bad")
