@@ -151,6 +151,28 @@ def test_deferred_versions_save_their_jobs_and_keep_the_stats(spark):
     assert result.size("edge") == 30 and result.size("tc") == 5 * 2**5 - 2 * (2**5 - 1)
 
 
+def test_observed_counts_add_up_when_two_jobs_compute_the_partitions(spark):
+    """A deferred version's partitions are computed by whichever stage of the job that
+    reads it gets there first; its observed counts (storage.Metrics) must add up all of
+    them. Here a first job computes partition 0 only and a second the others: Spark 4
+    reports only the second's (the highest RDD id) unless session.REQUIRED_CONF says to
+    aggregate every task's."""
+    from pyspark.sql import DataFrame
+    from pyspark.sql import functions as F
+
+    from sparklog.spark import jvm
+    from sparklog.spark.storage import Metrics
+
+    metrics = Metrics(spark, f"split_{secrets.token_hex(4)}")
+    numbers = spark.range(0, 300, 1, 3)
+    observed = metrics.on(numbers._jdf, F.count(F.lit(1)).alias("n"), jvm.seq(spark, []))
+    stored = DataFrame(observed, spark).localCheckpoint(eager=False)
+    metrics.source = observed
+    assert len(stored.limit(1).collect()) == 1  # computes and stores partition 0 alone
+    assert stored.count() == 300  # computes partitions 1 and 2, reads 0 from storage
+    assert metrics.get["n"] == 300
+
+
 def test_deferred_inputs_no_rule_reads_are_still_counted_and_checked(spark, tmp_path):
     from sparklog.errors import DataError
 

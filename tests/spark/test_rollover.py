@@ -49,6 +49,7 @@ def test_nonlinear_rules_roll_over_alike(spark):
     assert any(r["inner_iteration"] for r in result.stats)
     whole = run(sparklog.Engine(spark=spark, strategy="asis", partitions=3), NONLINEAR, {"edge": edges})
     assert rounds(result) == rounds(whole) and rounds(result, "sg") == rounds(whole, "sg")
+    assert rounds(whole)[0] == (0, graph.number_of_edges(), graph.number_of_edges())
 
 
 def test_rollover_threshold_is_checked(spark):

@@ -44,6 +44,14 @@ REQUIRED_CONF = {
     # as deep as the parser allows (syntax/parser.py MAX_NESTING) binds arguments to
     # nested lambdas (spark/expressions.py _once): its default 100 passes are too few.
     "spark.sql.analyzer.maxIterations": "1000",
+    # Observed metrics (storage.Metrics: a version's row and partition counts) summed over
+    # every task that computed the observed rows. Spark 4 otherwise reports the tasks of
+    # one stage only, the one with the highest RDD id; a lazily checkpointed version is
+    # computed by the stages of the job that reads it, several at a time, and its counts
+    # came out short by the partitions the other stages computed (tc's first version
+    # booked 35 of 110 rows, one run in ten): a delta counted short, or empty, would end
+    # a recursion early.
+    "spark.sql.legacy.observeMetricsAggregateAllAttempts": "true",
 }
 # Settings a run switches round by round (storage.Database.use_codegen); saved and restored.
 WHOLE_STAGE = "spark.sql.codegen.wholeStage"
