@@ -45,6 +45,10 @@ none() :- n(x), x > 9223372036854775806, x < 0.
 guarded(x) :- n(x), some(), !none(), x < 5.
 .decl grouped(k: number, c: number)
 grouped(k, c) :- s(_, k), c = count : { n(x), x > k }.
+.decl inhead(k: number, c: number)
+inhead(k, count : { n(x), x > k }) :- s(_, k).
+inhead(k, 1 + max x : { n(x), x < k }) :- s(_, k).
+inhead(-1, sum x : n(x) band 255).
 """
 
 
@@ -63,6 +67,8 @@ def test_language_features_match_the_reference(engine):
         assert got == want, decl.name
     assert len(expected["arith"]) == 5 and len(expected["divzero"]) == 4
     assert rows(result["agg"]) == {(5, 8, -7, 9223372036854775807)}
+    assert rows(result["inhead"]) == {(1, 3), (2, 3), (3, 2), (4, 2), (5, 2), (1, 1), (2, 1),
+                                      (3, 1), (4, 4), (5, 4), (-1, 7)}  # the sum wraps
 
 
 def test_bodies_of_atoms_without_variables(engine):

@@ -135,6 +135,20 @@ def test_aggregates_and_constraints():
     assert p.clauses[2].body[2].negated
 
 
+def test_an_aggregate_in_a_head_is_bound_in_the_body():
+    """Soufflé's ``b(s, count : { c(s, _) }) :- w(s).``: the aggregate is evaluated in the
+    body's scope, as ``@h0 = count : {...}``; a fact with one becomes such a rule."""
+    p = parse('.decl c(s:number, t:number)\n.decl w(s:number)\n.decl b(s:number, n:number)\n'
+              'b(s, 1 + count : { c(s, _) }) :- w(s).\nb(0, max t : c(_, t)).')
+    rule, fact = p.clauses
+    count = n.Aggregate("count", None, (n.Atom("c", (n.Var("s"), n.Wildcard())),))
+    assert rule.head.args == (n.Var("s"), n.BinOp("+", n.Number(1), n.Var("@h0")))
+    assert rule.body == (n.Atom("w", (n.Var("s"),)), n.Comparison("=", n.Var("@h0"), count))
+    assert fact.head.args == (n.Number(0), n.Var("@h0"))
+    assert [type(lit).__name__ for lit in fact.body] == ["Comparison"]
+    assert fact.body[0].right.func == "max" and not fact.is_fact
+
+
 def test_keywords_do_not_swallow_identifiers():
     p = parse(".decl countx(x:number)\n.decl band_(x:number)\ncountx(x) :- band_(x).")
     assert p.clauses[0].head.relation == "countx"

@@ -272,8 +272,6 @@ def _check_clause(clause: n.Clause, kinds: dict[str, tuple[str, ...]], rep: Repo
         for sub in subterms(arg):
             if isinstance(sub, n.Wildcard):
                 rep.error(sub.span, "underscore in the head of a clause")
-            if isinstance(sub, n.Aggregate):
-                rep.error(sub.span, "aggregate in the head (write it in the body: n = count : {...})")
     _check_types(clause, kinds, rep)
     _check_generators(clause, rep)
     _check_grounded(clause, rep)

@@ -497,8 +497,41 @@ def _assemble(tree, file: str, text: str) -> n.Program:
                 clauses.extend(n.Clause(h, tuple(body), span) for body in bodies for h in heads)
             case _:
                 raise AssertionError(f"unexpected item {item!r}")
+    clauses = [_head_aggregates(c) for c in clauses]
     return n.Program(tuple(types), tuple(decls), tuple(clauses), tuple(directives),
                      ((file, text),), tuple(lattices))
+
+
+_HEAD_AGGREGATE = "@h"  # prefix of the variable that an aggregate in a head becomes
+
+
+def _head_aggregates(clause: n.Clause) -> n.Clause:
+    """``b(s, count : { c(s, _) }) :- w(s).`` as Soufflé reads it: ``b(s, @h0) :- w(s),
+    @h0 = count : { c(s, _) }.`` An aggregate in a head (a fact's too: ``n(count : r(_)).``)
+    is evaluated in the scope of the body, where it groups by the variables it shares with
+    it; as a body literal it is checked, stratified and planned like any other."""
+    bound: list[n.Literal] = []
+
+    def hoist(term: n.Term) -> n.Term:
+        match term:
+            case n.Aggregate():
+                var = n.Var(f"{_HEAD_AGGREGATE}{len(bound)}", term.span)
+                bound.append(n.Comparison("=", var, term, term.span))
+                return var
+            case n.BinOp(op=op, left=left, right=right):
+                return n.BinOp(op, hoist(left), hoist(right), term.span)
+            case n.UnaryOp(op=op, arg=arg):
+                return n.UnaryOp(op, hoist(arg), term.span)
+            case n.Call(name=name, args=args):
+                return n.Call(name, tuple(hoist(a) for a in args), term.span)
+            case n.HeadAggregate(func=func, arg=arg):
+                return n.HeadAggregate(func, hoist(arg), term.span)
+        return term
+
+    args = tuple(hoist(a) for a in clause.head.args)
+    if not bound:
+        return clause
+    return n.Clause(replace(clause.head, args=args), clause.body + tuple(bound), clause.span)
 
 
 def merge(*programs: n.Program) -> n.Program:
