@@ -29,6 +29,12 @@ them). Writes results/jit.{json,md} or results/code-cache.{json,md}.
 ``--compare combine``: ``--combine off`` against the default ``auto`` (the combine before
 the round's one shuffle, Options.combine); writes results/combine-cold.{json,md}.
 
+``--compare join-dedup``: ``--join-dedup off`` against the default (a rule's rows drop the
+variables no later step reads, and the duplicates that leaves, before each join); writes
+results/join-dedup.{json,md}. ``cspa`` is Graspan's context-sensitive alias analysis
+(CSPA) on a random points-to graph (300 variables, 300 assignments, 150 dereferences,
+seed 5), checked against the same fixpoint computed with scipy's sparse matrices.
+
 ``--compare revision --baseline REV``: the code of git revision REV (checked out into a
 temporary worktree) against this tree, same flags; writes results/revision.{json,md}.
 ``tree17-auto`` is the tree's closure with the default strategy (auto: Smart).
@@ -63,11 +69,14 @@ COMPARISONS = {
                    "4,096 classes (default)": []},
     "combine": {"no combine before the shuffle": ["--combine", "off"],
                 "combine auto (default)": []},
+    "join-dedup": {"no dedup between joins": ["--join-dedup", "off"],
+                   "dedup between joins (default)": []},
     "revision": {},  # filled by main: the baseline's code, then this tree's
 }
 TITLES = {"jit": "JIT compilers of the local driver JVM",
           "code-cache": "Compiled classes Spark keeps (spark.sql.codegen.cache.maxEntries)",
           "combine": "The combine before the shuffle (--combine)",
+          "join-dedup": "Dead variables and duplicates dropped before each join (--join-dedup)",
           "revision": "This tree against an earlier revision"}
 STRATA = 60
 
@@ -115,9 +124,56 @@ def _workloads(folder: Path) -> dict[str, dict[str, Any]]:
                        args=["--strategy", "left"], check=("tc", _tree_pairs(17))),
         "tree17-auto": dict(program=tc_left, facts=folder / "tree17", args=[],
                             check=("tc", _tree_pairs(17))),
+        "cspa": dict(program=PROGRAMS / "cspa.dl", facts=_cspa_facts(folder / "cspa"), args=[],
+                     check=("cspa", None)),
         "chain-left": dict(program=tc_left, facts=folder / "chain", args=["--strategy", "left"],
                            check=("tc", 1000 * 1001 // 2)),
     }
+
+
+CSPA_VARIABLES = 300
+
+
+def _cspa_edges() -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+    import random
+
+    draw, n = random.Random(5), CSPA_VARIABLES
+    assign = [(draw.randrange(n), draw.randrange(n)) for _ in range(n)]
+    return assign, [(draw.randrange(n), draw.randrange(n)) for _ in range(n // 2)]
+
+
+def _cspa_facts(folder: Path) -> Path:
+    folder.mkdir()
+    for name, rows in zip(("assign", "dereference"), _cspa_edges()):
+        (folder / f"{name}.facts").write_text("".join(f"{a}\t{b}\n" for a, b in rows))
+    return folder
+
+
+def _cspa_expected() -> dict[str, set[tuple[int, int]]]:
+    """CSPA's least fixpoint as boolean sparse-matrix products (scipy), round by round."""
+    import numpy as np
+    from scipy import sparse
+
+    n = CSPA_VARIABLES
+    assign, deref = _cspa_edges()
+
+    def matrix(pairs):
+        a, b = zip(*pairs) if pairs else ((), ())
+        return sparse.csr_matrix((np.ones(len(pairs)), (a, b)), shape=(n, n)).astype(bool)
+
+    a, d = matrix(assign), matrix(deref)
+    used = sorted({x for pair in assign for x in pair})
+    ident = matrix([(x, x) for x in used])
+    vf, ma, va = (a + ident).astype(bool), ident, matrix([])
+    while True:
+        vf2 = (vf + a @ ma + vf @ vf).astype(bool)
+        ma2 = (ma + d.T @ va @ d).astype(bool)
+        va2 = (va + vf.T @ vf + vf.T @ ma @ vf).astype(bool)
+        if (vf2 != vf).nnz == 0 and (ma2 != ma).nnz == 0 and (va2 != va).nnz == 0:
+            break
+        vf, ma, va = vf2, ma2, va2
+    return {name: set(zip(*m.nonzero())) for name, m in
+            (("valueFlow", vf), ("memoryAlias", ma), ("valueAlias", va))}
 
 
 def _weighted(folder: Path) -> Path:
@@ -188,6 +244,12 @@ def _check(out: Path, check: tuple[str, Any]) -> str | None:
         rows = [line.split() for line in (out / "cc.csv").open()]
         got = sum(int(r[1]) for r in rows)
         return None if got == want else f"label sum {got}, not {want}"
+    if what == "cspa":
+        for name, want in _cspa_expected().items():
+            got = {tuple(int(v) for v in line.split()) for line in (out / f"{name}.csv").open()}
+            if got != want:
+                return f"{name}: {len(got)} rows, not the {len(want)} expected"
+        return None
     if what == "strata":
         name = f"r{STRATA - 1}"
         got = {tuple(int(v) for v in line.split()) for line in (out / f"{name}.csv").open()}
@@ -312,7 +374,7 @@ def _revision(rev: str, where: Path, report: dict[str, Any]) -> str:
 def _write(out: Path, report: dict[str, Any]) -> None:
     out.mkdir(parents=True, exist_ok=True)
     stem = {"jit": "jit", "code-cache": "code-cache", "combine": "combine-cold",
-            "revision": "revision"}[report["compare"]]
+            "join-dedup": "join-dedup", "revision": "revision"}[report["compare"]]
     (out / f"{stem}.json").write_text(json.dumps(report, indent=1) + "\n")
     first, second = report["settings"]
     lines = [f"# {TITLES[report['compare']]} (cold `sparklog run`, wall seconds)", "",

@@ -207,6 +207,10 @@ def _parser() -> argparse.ArgumentParser:
                      help="keep a second stored copy of a relation read by a join on columns "
                           "its placement does not serve, so no round reshuffles a stored "
                           "relation (secondary indexes); default %(default)s")
+    run.add_argument("--join-dedup", choices=("on", "off"),
+                     default="on" if DEFAULTS.join_dedup else "off",
+                     help="drop the variables a rule no longer needs, and the duplicate rows "
+                          "that leaves, before each of its joins; default %(default)s")
     _strategy_option(run)
     run.add_argument("--stored", choices=("deserialized", "serialized"),
                      default="serialized" if DEFAULTS.serialized else "deserialized",
@@ -400,7 +404,8 @@ def _run(args) -> int:
                         combine=args.combine, max_iterations=args.max_iterations,
                         codegen_rows=args.codegen_rows, run_rows=args.run_rows,
                         rollover_rows=args.rollover_threshold,
-                        indexes=args.indexes == "on", serialized=args.stored == "serialized",
+                        indexes=args.indexes == "on", join_dedup=args.join_dedup == "on",
+                        serialized=args.stored == "serialized",
                         strategy=args.strategy,
                         balance=args.balance == "on", balance_every=args.balance_every,
                         balance_ratio=args.balance_ratio, balance_rows=args.balance_rows,

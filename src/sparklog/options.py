@@ -90,6 +90,11 @@ class Options:
     # placement does not serve gets a copy placed by them, so no round reshuffles a
     # stored side. Off: such a join shuffles the stored side every round.
     indexes: bool = True
+    # The rows going into each join of a rule drop the variables nothing after it reads,
+    # and the duplicates that leaves, inside their partition (translate._distinct_before):
+    # a rule's later joins then run once per distinct binding they need. Off: every
+    # binding of the earlier atoms goes on.
+    join_dedup: bool = True
     # Stored versions kept serialized in block storage (PySpark's MEMORY_AND_DISK: about 8
     # bytes per stored tuple of two numbers, against about 100 deserialized), read back
     # row by row every round: with Kryo as the session's serializer (what `sparklog run
@@ -119,7 +124,8 @@ class Options:
                 continue
             if not isinstance(value, int) or value < low:
                 raise UsageError(f"{name} must be at least {low}, not {value!r}")
-        for name in ("balance", "indexes", "serialized", "skip_idle", "retire_stages"):
+        for name in ("balance", "indexes", "serialized", "skip_idle", "retire_stages",
+                     "join_dedup"):
             if not isinstance(getattr(self, name), bool):
                 raise UsageError(f"{name} must be True or False, not {getattr(self, name)!r}")
         if not isinstance(self.balance_ratio, (int, float)) or not self.balance_ratio >= 1:

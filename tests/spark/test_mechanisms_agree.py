@@ -2,8 +2,9 @@
 rule-shape programs and random programs against the reference evaluator, with stored runs
 sealed at one row, buckets refined at every round, every round rolled over into inner
 iterations of one partition each, without secondary indexes (the default plan has them),
-with stored versions kept serialized, and with every round's candidates combined before
-its shuffle (the default stops where that drops little)."""
+with stored versions kept serialized, with every round's candidates combined before
+its shuffle (the default stops where that drops little), and with every binding of a
+rule's atoms kept up to its last join (the default drops dead variables' duplicates)."""
 
 from __future__ import annotations
 
@@ -23,12 +24,13 @@ MECHANISMS = {
     "no-indexes": dict(partitions=2, indexes=False),
     "serialized": dict(partitions=2, serialized=True),
     "combine": dict(partitions=3, combine="on"),
+    "no-join-dedup": dict(partitions=2, join_dedup=False),
 }
 # seeds of their own, so each mechanism adds programs the plain run does not draw; the
 # balancer, the mechanism most likely to move a tuple to the wrong place, gets more
 SEEDS = {"runs": range(300, 308), "balance": range(400, 412), "rollover": range(500, 508),
          "no-indexes": range(600, 608), "serialized": range(700, 708),
-         "combine": range(900, 908)}
+         "combine": range(900, 908), "no-join-dedup": range(1000, 1008)}
 
 
 @pytest.mark.parametrize("mechanism", list(MECHANISMS))

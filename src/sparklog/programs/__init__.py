@@ -8,7 +8,7 @@ weight]) and returns the program's output as a DataFrame:
 
 >>> from sparklog import programs
 >>> sorted(programs.NAMES)
-['apsp', 'bfs', 'cc', 'khop', 'pagerank', 'reach', 'sssp', 'widest']
+['apsp', 'bfs', 'cc', 'cspa', 'khop', 'pagerank', 'reach', 'sssp', 'widest']
 
 Source nodes are made in the JVM (no Python worker is needed on an executor).
 """

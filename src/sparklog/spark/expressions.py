@@ -60,13 +60,20 @@ class Scope:
     columns: dict[str, str] = field(default_factory=dict)
     kinds: dict[str, str] = field(default_factory=dict)
     fresh: Callable[[], str] | None = None
+    named: int = 0  # columns named so far: a dropped variable's name is never reused
 
     def bind(self, var: str, kind: str) -> str:
         col = self.columns.get(var)
         if col is None:
-            col = self.columns[var] = f"v{len(self.columns)}"
+            col = self.columns[var] = f"v{self.named}"
+            self.named += 1
             self.kinds[var] = kind
         return col
+
+    def drop(self, var: str) -> str:
+        """Forget a variable no later step reads; its column's name."""
+        del self.kinds[var]
+        return self.columns.pop(var)
 
 
 def kind_of(term: n.Term, scope: Scope) -> str:

@@ -9,6 +9,7 @@ the JVM instead of hundreds, and no tuple ever passes through Python.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from functools import singledispatch
 from typing import Protocol
@@ -18,6 +19,7 @@ from pyspark.sql import functions as F
 
 from sparklog.ir.nodes import (DELTA, FULL, OLD, AggregateJoin, AntiJoin, Bind, Filter, Kernel,
                                Layout, Scan, Total)
+from sparklog.options import Options
 from sparklog.spark import expressions as X
 from sparklog.spark.balance import Allocation, hash_input, home_sql
 from sparklog.syntax import nodes as n
@@ -53,6 +55,9 @@ class Store(Protocol):
     def allocation(self, relation: str) -> Allocation: ...
     def broadcast_delta(self, kernel: Kernel) -> bool: ...
     def size_or_expected(self, relation: str) -> int: ...
+
+    @property
+    def options(self) -> Options: ...
 
 
 @dataclass
@@ -115,7 +120,7 @@ def kernel_query(kernel: Kernel, store: Store, combine: Combine | None = None,
     after the shuffle is unchanged, so the result is too."""
     start = Query(None, X.Scope(), broadcast=kernel.delta is not None
                   and store.broadcast_delta(kernel))
-    q = run_steps(kernel.steps, store, start)
+    q = run_steps(kernel.steps, store, start, kernel.head)
     _ensure_text(q, _head_text_vars(kernel.head), store)
     cols = [f"{X.value(t, q.scope)} AS c{i}" for i, t in enumerate(kernel.head)]
     kept = keep and _keeps_home(kernel, q.partitioned_as, store)
@@ -194,13 +199,55 @@ def _head_text_vars(head: tuple[n.Term, ...]) -> set[str]:
     return out
 
 
-def run_steps(steps, store: Store, start: Query | None = None) -> Query:
+def run_steps(steps, store: Store, start: Query | None = None,
+              head: tuple[n.Term, ...] | None = None) -> Query:
+    """The steps' SQL. Given the ``head`` (a kernel's, whose rows are a set), the rows
+    going into each join drop the variables nothing after it reads, and their duplicates
+    (:func:`_distinct_before`); an aggregate's body, whose rows it counts, keeps them."""
     q = start or Query(None, X.Scope())
     if q.sql is None and (not steps or not isinstance(steps[0], Scan) or steps[0].exists):
         q.sql = "SELECT 1 AS _unit"  # one empty row: a body without atoms
-    for step in steps:
+    for i, step in enumerate(steps):
+        if head is not None and isinstance(step, Scan) and not step.exists and q.sql is not None \
+                and store.options.join_dedup:
+            _distinct_before(q, _mentions((steps[i:], head)))
         q = translate(step, q, store)
     return q
+
+
+def _distinct_before(q: Query, live: set[str]) -> None:
+    """Drop the columns of the variables not in ``live`` and the duplicate rows that leaves,
+    inside each partition, before the next join: ``vf(z, x), ma(z, w), vf(w, y)`` meets
+    ``vf(w, y)`` once per distinct ``(x, w)``, not once per ``z`` that links them (a
+    program analysis's alias rule: 16x fewer derivations on a random points-to graph).
+    Only while the rows are still placed by a stored relation, whose ``_sb`` the GROUP BY
+    keeps: the aggregate then needs no Exchange of its own, as the combine before the
+    round's shuffle (kernel_query). A set's rows: a duplicate derives nothing new."""
+    dead = [v for v in q.scope.columns if v not in live]
+    if not dead or q.partitioned_as is None:
+        return
+    for v in dead:
+        col = q.scope.drop(v)
+        q.text_columns.discard(col)
+    keep = _columns(q) + [f"{c}__s" for c in sorted(q.text_columns)]
+    q.sql = q.wrap(", ".join(keep), f"GROUP BY {', '.join(keep)}")
+
+
+def _mentions(node) -> set[str]:
+    """Every variable name a step or term mentions (its n.Var names, and every string it
+    holds: an AggregateJoin's group, a Bind's variable; more than it reads is safe)."""
+    out: set[str] = set()
+    stack = [node]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, str):
+            out.add(node)
+        elif isinstance(node, tuple | list):
+            stack.extend(node)
+        elif dataclasses.is_dataclass(node) and not isinstance(node, type):
+            stack.extend(getattr(node, f.name) for f in dataclasses.fields(node)
+                         if f.name != "span")
+    return out
 
 
 @singledispatch
