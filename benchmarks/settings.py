@@ -32,8 +32,9 @@ the round's one shuffle, Options.combine); writes results/combine-cold.{json,md}
 ``--compare join-dedup``: ``--join-dedup off`` against the default (a rule's rows drop the
 variables no later step reads, and the duplicates that leaves, before each join); writes
 results/join-dedup.{json,md}. ``cspa`` is Graspan's context-sensitive alias analysis
-(CSPA) on a random points-to graph (300 variables, 300 assignments, 150 dereferences,
-seed 5), checked against the same fixpoint computed with scipy's sparse matrices.
+(programs/cspa.dl) on a random points-to graph (300 variables, 300 assignments, 150
+dereferences, seed 5; ``cspa-600`` twice that), checked against the same fixpoint
+computed with scipy's sparse matrices.
 
 ``--compare revision --baseline REV``: the code of git revision REV (checked out into a
 temporary worktree) against this tree, same flags; writes results/revision.{json,md}.
@@ -124,38 +125,38 @@ def _workloads(folder: Path) -> dict[str, dict[str, Any]]:
                        args=["--strategy", "left"], check=("tc", _tree_pairs(17))),
         "tree17-auto": dict(program=tc_left, facts=folder / "tree17", args=[],
                             check=("tc", _tree_pairs(17))),
-        "cspa": dict(program=PROGRAMS / "cspa.dl", facts=_cspa_facts(folder / "cspa"), args=[],
-                     check=("cspa", None)),
+        "cspa": dict(program=PROGRAMS / "cspa.dl", facts=_cspa_facts(folder / "cspa", 300),
+                     args=[], check=("cspa", 300)),
+        "cspa-600": dict(program=PROGRAMS / "cspa.dl",
+                         facts=_cspa_facts(folder / "cspa600", 600), args=[],
+                         check=("cspa", 600)),
         "chain-left": dict(program=tc_left, facts=folder / "chain", args=["--strategy", "left"],
                            check=("tc", 1000 * 1001 // 2)),
     }
 
 
-CSPA_VARIABLES = 300
-
-
-def _cspa_edges() -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+def _cspa_edges(n: int) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+    """A random points-to graph: ``n`` variables, ``n`` assignments, ``n / 2`` dereferences."""
     import random
 
-    draw, n = random.Random(5), CSPA_VARIABLES
+    draw = random.Random(5)
     assign = [(draw.randrange(n), draw.randrange(n)) for _ in range(n)]
     return assign, [(draw.randrange(n), draw.randrange(n)) for _ in range(n // 2)]
 
 
-def _cspa_facts(folder: Path) -> Path:
+def _cspa_facts(folder: Path, n: int) -> Path:
     folder.mkdir()
-    for name, rows in zip(("assign", "dereference"), _cspa_edges()):
+    for name, rows in zip(("assign", "dereference"), _cspa_edges(n)):
         (folder / f"{name}.facts").write_text("".join(f"{a}\t{b}\n" for a, b in rows))
     return folder
 
 
-def _cspa_expected() -> dict[str, set[tuple[int, int]]]:
+def _cspa_expected(n: int) -> dict[str, set[tuple[int, int]]]:
     """CSPA's least fixpoint as boolean sparse-matrix products (scipy), round by round."""
     import numpy as np
     from scipy import sparse
 
-    n = CSPA_VARIABLES
-    assign, deref = _cspa_edges()
+    assign, deref = _cspa_edges(n)
 
     def matrix(pairs):
         a, b = zip(*pairs) if pairs else ((), ())
@@ -245,7 +246,7 @@ def _check(out: Path, check: tuple[str, Any]) -> str | None:
         got = sum(int(r[1]) for r in rows)
         return None if got == want else f"label sum {got}, not {want}"
     if what == "cspa":
-        for name, want in _cspa_expected().items():
+        for name, want in _cspa_expected(want).items():
             got = {tuple(int(v) for v in line.split()) for line in (out / f"{name}.csv").open()}
             if got != want:
                 return f"{name}: {len(got)} rows, not the {len(want)} expected"
