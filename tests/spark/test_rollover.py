@@ -39,15 +39,20 @@ def test_thresholds_change_no_round(spark, threshold):
 
 
 def test_nonlinear_rules_roll_over_alike(spark):
+    """Without the dedup before a join (join_dedup), which works inside each inner
+    iteration's slice: with it, sg's rule (``a`` dead once ``e(a, x)`` is joined) derives
+    more when its delta is cut than whole, and the counts could not be compared. The
+    answers with it on and roll-over are test_mechanisms_agree's."""
     graph = nx.gnm_random_graph(50, 110, seed=3, directed=True)
     edges = edges_df(spark, list(graph.edges()))
-    result = run(sparklog.Engine(spark=spark, strategy="asis", partitions=3, rollover_rows=1), NONLINEAR,
-                 {"edge": edges})
+    result = run(sparklog.Engine(spark=spark, strategy="asis", partitions=3, rollover_rows=1,
+                                 join_dedup=False), NONLINEAR, {"edge": edges})
     expected = reference.evaluate(parse(NONLINEAR), {"edge": set(graph.edges())})
     for name in ("tc", "sg"):
         assert rows(result[name]) == expected[name], name
     assert any(r["inner_iteration"] for r in result.stats)
-    whole = run(sparklog.Engine(spark=spark, strategy="asis", partitions=3), NONLINEAR, {"edge": edges})
+    whole = run(sparklog.Engine(spark=spark, strategy="asis", partitions=3, join_dedup=False),
+                NONLINEAR, {"edge": edges})
     assert rounds(result) == rounds(whole) and rounds(result, "sg") == rounds(whole, "sg")
     assert rounds(whole)[0] == (0, graph.number_of_edges(), graph.number_of_edges())
 
