@@ -219,7 +219,7 @@ def _distinct_before(q: Query, live: set[str]) -> None:
     """Drop the columns of the variables not in ``live`` and the duplicate rows that leaves,
     inside each partition, before the next join: ``vf(z, x), ma(z, w), vf(w, y)`` meets
     ``vf(w, y)`` once per distinct ``(x, w)``, not once per ``z`` that links them (a
-    program analysis's alias rule: 16x fewer derivations on a random points-to graph).
+    program analysis's alias rule, programs/cspa.dl).
     Only while the rows are still placed by a stored relation, whose ``_sb`` the GROUP BY
     keeps: the aggregate then needs no Exchange of its own, as the combine before the
     round's shuffle (kernel_query). A set's rows: a duplicate derives nothing new."""
