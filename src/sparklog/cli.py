@@ -481,14 +481,16 @@ def _write_outputs(program, result, output: str) -> None:
                 printed.append(f"{d.relation}\t{result.size(d.relation)}")
                 continue
             target = output_target(d, Path(output if output != "-" else "."))
+            decl = program.ast.decl(d.relation)
+            records = decl.records if decl is not None else ()
             if output == "-" or target.kind == "stdout":
-                printed.append(_stdout_block(d.relation, df, kinds))
+                printed.append(_stdout_block(d.relation, df, kinds, records))
                 continue
             header = None
             if (d.param("headers") or "false").lower() == "true":
-                decl = program.ast.decl(d.relation)
-                header = target.delimiter.join(a.name for a in decl.attributes)
-            writer.write(target, df, kinds, header)
+                header = target.delimiter.join(
+                    [name for name, _ in records] or [a.name for a in decl.attributes])
+            writer.write(target, df, kinds, header, records)
         writer.commit()
     finally:
         writer.cleanup()
@@ -496,13 +498,13 @@ def _write_outputs(program, result, output: str) -> None:
         print("\n".join(printed))
 
 
-def _stdout_block(name: str, df, kinds) -> str:
+def _stdout_block(name: str, df, kinds, records=()) -> str:
     """Soufflé's -D - format; the rows are the program's final output."""
     from sparklog.io.facts import as_text_lines
 
     if df.columns:  # sorted output; a nullary relation has nothing to sort by
         df = df.sortWithinPartitions(*df.columns).coalesce(1).sortWithinPartitions(*df.columns)
-    lines = as_text_lines(df.coalesce(1), kinds, "\t")
+    lines = as_text_lines(df.coalesce(1), kinds, "\t", records=records)
     body = [r["value"] for r in lines.toLocalIterator()]
     return "\n".join(["---------------", name, "===============", *body, "==============="])
 

@@ -317,3 +317,19 @@ def test_a_failed_run_still_writes_the_stats_of_its_finished_rounds(spark, tmp_p
     # (the records of versions stored by round 1's job come when they settle, at the end)
     assert [r["iteration"] for r in records if r["relation"] == "d"][-4:] == [1, 2, 3, 4]
     assert not (tmp_path / "out" / "d.csv").exists()
+
+
+def test_records_are_written_as_soufflé_prints_them(spark, tmp_path, capsys):
+    """Records stored as their fields (syntax/records.py) are put back together on output:
+    ``[1, x]``, nested ``[[1, x], 3]``, the declared column names as the header."""
+    program = tmp_path / "rec.dl"
+    program.write_text(".type Pair = [a: number, b: symbol]\n.type Nest = [p: Pair, w: number]\n"
+                       ".decl e(x: number, s: symbol)\n.input e\n"
+                       ".decl p(x: Pair, n: number)\np([x, s], x * 2) :- e(x, s).\n"
+                       ".decl q(v: Nest)\nq([y, n + 1]) :- p(y, n), p(z, _), y != z.\n"
+                       ".output p(headers=true)\n.output q\n.output q(IO=stdout)\n")
+    (tmp_path / "e.facts").write_text("1\tx\n2\ty z\n")
+    assert sparklog(str(program), "-F", str(tmp_path), "-D", str(tmp_path / "out")) == 0
+    assert (tmp_path / "out" / "p.csv").read_text() == "x\tn\n[1, x]\t2\n[2, y z]\t4\n"
+    assert (tmp_path / "out" / "q.csv").read_text() == "[[1, x], 3]\n[[2, y z], 5]\n"
+    assert "q\n===============\n[[1, x], 3]\n[[2, y z], 5]\n" in capsys.readouterr().out

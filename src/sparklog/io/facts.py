@@ -350,10 +350,11 @@ def output_target(directive: n.Directive, out_dir: Path) -> Target:
 
 
 def as_text_lines(df: DataFrame, kinds: tuple[str, ...], delimiter: str,
-                  rfc4180: bool = False) -> DataFrame:
+                  rfc4180: bool = False, records: tuple[n.Shape, ...] = ()) -> DataFrame:
     """One string column per tuple, fields joined by the delimiter, written as Soufflé's
     WriteStreamCSV writes them: symbols as they are (with ``rfc4180``: in double quotes,
-    a quote doubled), floats as C++ ``%.17g``."""
+    a quote doubled), floats as C++ ``%.17g``; with ``records`` (Decl.records), the
+    columns that hold a record's fields as one field ``[a, b]`` (nested: ``[[a, b], c]``)."""
     def field(c: str, kind: str) -> Column:
         if kind == "float":
             return F.expr(X.float_g17(f"`{c}`"))
@@ -363,6 +364,15 @@ def as_text_lines(df: DataFrame, kinds: tuple[str, ...], delimiter: str,
         return F.col(f"`{c}`").cast("string")
 
     fields = [field(c, k) for c, k in zip(df.columns, kinds)]
+    if records:
+        leaves = iter(fields)
+
+        def column(shape: n.Shape) -> Column:
+            if shape[1] is None:
+                return next(leaves)
+            return F.concat(F.lit("["), F.concat_ws(", ", *map(column, shape[1])), F.lit("]"))
+
+        fields = [column(shape) for shape in records]
     return df.select(F.concat_ws(delimiter, *fields).alias("value") if fields
                      else F.lit("()").alias("value"))
 
@@ -395,8 +405,9 @@ class AtomicWriter:
         return None
 
     def write(self, target: Target, df: DataFrame, kinds: tuple[str, ...],
-              header: str | None = None) -> None:
-        """``header``: a first line (Soufflé's ``headers=true``: the attribute names)."""
+              header: str | None = None, records: tuple[n.Shape, ...] = ()) -> None:
+        """``header``: a first line (Soufflé's ``headers=true``: the attribute names);
+        ``records``: the declared columns when some hold records (as_text_lines)."""
         from sparklog.errors import OutputError
 
         kind, path = target.kind, target.path
@@ -413,7 +424,7 @@ class AtomicWriter:
         df = df.coalesce(1)
         if df.columns:  # a nullary relation has nothing to sort by
             df = df.sortWithinPartitions(*df.columns)
-        lines = as_text_lines(df, kinds, target.delimiter, target.rfc4180)
+        lines = as_text_lines(df, kinds, target.delimiter, target.rfc4180, records)
         lines.write.text(str(stage / "data"))
         parts = sorted((stage / "data").glob("part-*"))
         staged = stage / "file"

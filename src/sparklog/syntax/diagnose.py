@@ -16,7 +16,7 @@ from sparklog.errors import Diagnostic, Span
 # expected terminals that say more as one phrase
 _EXPRESSION = {"IDENT", "INT", "FLOAT", "STRING", "LPAR", "MINUS", "BNOT", "LNOT", "COUNT",
                "SUM", "MIN", "MAX", "MEAN", "UNDERSCORE", "HEAD_AGGREGATE", "FUNCTOR",
-               "MIN_CALL", "MAX_CALL"}
+               "MIN_CALL", "MAX_CALL", "LSQB"}
 _OPERATORS = {"PLUS", "MINUS", "MULOP", "POW", "BAND", "BOR", "BXOR", "BSHL", "BSHR", "BSHRU",
               "LAND", "LOR", "LXOR"}
 _WORDS = {"IDENT": "a name", "QUALIFIER": "a name", "INT": "a number", "FLOAT": "a number", "STRING": "a string",
@@ -37,9 +37,6 @@ def diagnose(exc: lark.exceptions.UnexpectedInput, text: str, file: str,
     if unterminated is not None and unterminated[0] <= pos:
         return Diagnostic(_span(file, text, unterminated[0]), unterminated[1])
     if isinstance(exc, lark.exceptions.UnexpectedCharacters):
-        if text[pos] == "[":
-            return Diagnostic(_span(file, text, pos), "records ([a, b]): a Soufflé feature "
-                              "sparklog does not support")
         if text[pos] == "$" and text[:pos].rstrip()[-1:] in tuple("(,=<>+-*/%^!"):
             # a term, not $MIN(...) and the like: Soufflé 1.x's autoinc()
             return Diagnostic(_span(file, text, pos), "$ (autoinc() in Soufflé 1.x) numbers "

@@ -30,6 +30,7 @@ class TypeDecl:
     subtype: bool
     span: Span = field(default=NOWHERE, compare=False)
     members: tuple[str, ...] = ()
+    fields: tuple[Attribute, ...] | None = None  # a record type ``.type P = [a: T, ...]``
 
 
 # ---------------------------------------------------------------------------------------
@@ -180,9 +181,19 @@ class HeadAggregate:
         assert self.func in HEAD_AGGREGATES, self.func
 
 
+@dataclass(frozen=True)
+class Record:
+    """``[t1, ..., tn]``: a value of a record type. Only the parser makes it:
+    syntax/records.py replaces every record by its fields before any later stage runs."""
+
+    args: tuple[Term, ...]
+    span: Span = field(default=NOWHERE, compare=False)
+
+
 Term: TypeAlias = (Var | Wildcard | Number | Float | String | BinOp | UnaryOp | Call | Aggregate
-                   | HeadAggregate)
-TERMS = (Var, Wildcard, Number, Float, String, BinOp, UnaryOp, Call, Aggregate, HeadAggregate)
+                   | HeadAggregate | Record)
+TERMS = (Var, Wildcard, Number, Float, String, BinOp, UnaryOp, Call, Aggregate, HeadAggregate,
+         Record)
 Constant: TypeAlias = Number | Float | String
 
 
@@ -277,6 +288,11 @@ class LatticeDecl:
         return next((o for o in self.ops if o.name == name), None)
 
 
+# A declared column: its name and, for a record, the shapes of its fields (None: a column
+# of a primitive type, one attribute of the flattened relation)
+Shape: TypeAlias = "tuple[str, tuple[Shape, ...] | None]"
+
+
 @dataclass(frozen=True)
 class Decl:
     """``.decl r(a: number, b: symbol)``."""
@@ -284,6 +300,9 @@ class Decl:
     name: str
     attributes: tuple[Attribute, ...]
     span: Span = field(default=NOWHERE, compare=False)
+    # the declared columns when some hold records (syntax/records.py), whose fields are
+    # then ``attributes``: how outputs put the fields back together
+    records: tuple[Shape, ...] = ()
 
     @property
     def arity(self) -> int:

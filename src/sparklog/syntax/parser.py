@@ -15,6 +15,7 @@ from lark import Token, Transformer, v_args
 from sparklog.errors import Diagnostic, ParseError, Span
 from sparklog.syntax import components as comp
 from sparklog.syntax import nodes as n
+from sparklog.syntax import records
 from sparklog.syntax.diagnose import diagnose
 from sparklog.syntax.fold import fact
 from sparklog.syntax.preprocess import has_directives, preprocess
@@ -189,6 +190,15 @@ class _Builder(Transformer):
     def union(self, meta, items):
         members = tuple(str(i) for i in items[2:])
         return n.TypeDecl(str(items[0]), members[0], False, self._span(meta), members)
+
+    @v_args(meta=True)
+    def record_type(self, meta, items):
+        fields = tuple(a for a in items[2:] if a is not None)
+        return n.TypeDecl(str(items[0]), "record", False, self._span(meta), fields=fields)
+
+    @v_args(meta=True)
+    def record(self, meta, items):
+        return n.Record(tuple(a for a in items if a is not None), self._span(meta))
 
     @v_args(meta=True)
     def opaque_type(self, meta, items):
@@ -498,8 +508,8 @@ def _assemble(tree, file: str, text: str) -> n.Program:
             case _:
                 raise AssertionError(f"unexpected item {item!r}")
     clauses = [_head_aggregates(c) for c in clauses]
-    return n.Program(tuple(types), tuple(decls), tuple(clauses), tuple(directives),
-                     ((file, text),), tuple(lattices))
+    return records.flatten(n.Program(tuple(types), tuple(decls), tuple(clauses),
+                                     tuple(directives), ((file, text),), tuple(lattices)))
 
 
 _HEAD_AGGREGATE = "@h"  # prefix of the variable that an aggregate in a head becomes
