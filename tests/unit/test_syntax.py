@@ -441,3 +441,12 @@ def test_ram_domain_size_is_predefined_as_in_soufflés_64_bit_build():
     program = parse("#if RAM_DOMAIN_SIZE == 64\n.decl wide(x: number)\nwide(1).\n#else\n"
                     ".decl narrow(x: number)\n#endif\n", "w.dl")
     assert [d.name for d in program.decls] == ["wide"]
+
+
+def test_a_name_may_start_with_a_question_mark():
+    """Soufflé's names may start with ``?``, and Doop writes its variables so: ``?heap``."""
+    p = parse(".decl ?e(?x: number, ?y: number)\n?e(1, 2).\n.decl t(x: number)\n"
+              "t(?x) :- ?e(?x, ?y), ?y != ?x.")
+    assert [d.name for d in p.decls] == ["?e", "t"]
+    assert [a.name for a in p.decls[0].attributes] == ["?x", "?y"]
+    assert p.clauses[1].body[0] == n.Atom("?e", (n.Var("?x"), n.Var("?y")))
