@@ -327,9 +327,20 @@ def test_records_are_written_as_soufflé_prints_them(spark, tmp_path, capsys):
                        ".decl e(x: number, s: symbol)\n.input e\n"
                        ".decl p(x: Pair, n: number)\np([x, s], x * 2) :- e(x, s).\n"
                        ".decl q(v: Nest)\nq([y, n + 1]) :- p(y, n), p(z, _), y != z.\n"
-                       ".output p(headers=true)\n.output q\n.output q(IO=stdout)\n")
+                       ".output p(headers=true)\n.output q\n.output q(IO=stdout)\n"
+                       ".decl back(v: Nest, k: number)\n.input back\n"
+                       "p(y, k) :- back([y, _], k).\n")
     (tmp_path / "e.facts").write_text("1\tx\n2\ty z\n")
+    # records in a facts file as Soufflé writes them, white space around fields allowed
+    (tmp_path / "back.facts").write_text("[[7, w], 1]\t0\n[ [8,v] , 2 ]\t9\n")
     assert sparklog(str(program), "-F", str(tmp_path), "-D", str(tmp_path / "out")) == 0
-    assert (tmp_path / "out" / "p.csv").read_text() == "x\tn\n[1, x]\t2\n[2, y z]\t4\n"
-    assert (tmp_path / "out" / "q.csv").read_text() == "[[1, x], 3]\n[[2, y z], 5]\n"
-    assert "q\n===============\n[[1, x], 3]\n[[2, y z], 5]\n" in capsys.readouterr().out
+    assert (tmp_path / "out" / "p.csv").read_text() == \
+        "x\tn\n[1, x]\t2\n[2, y z]\t4\n[7, w]\t0\n[8, v]\t9\n"
+    q = ["[[1, x], 3]", "[[2, y z], 5]", "[[7, w], 1]", "[[8, v], 10]"]
+    assert (tmp_path / "out" / "q.csv").read_text() == "".join(f"{r}\n" for r in q)
+    assert "q\n===============\n" + "".join(f"{r}\n" for r in q) in capsys.readouterr().out
+    # a record of the wrong shape stops the run with the line and column
+    (tmp_path / "back.facts").write_text("[[7, w], 1]\t0\n[7, w, 1]\t0\n")
+    assert sparklog(str(program), "-F", str(tmp_path), "-D", str(tmp_path / "out2")) != 0
+    assert "back.facts:2:1: error: '[7, w, 1]' is not a record of 3 fields" in \
+        capsys.readouterr().err

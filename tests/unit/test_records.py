@@ -74,8 +74,6 @@ def test_the_rewritten_program_derives_what_soufflé_does():
      "record type A contains itself (A -> B -> A)"),
     (".type P = [a: number, b: number]\n.decl p(x: P)\np(nil).", "f.dl:3:3",
      "nil (the empty record) is not supported"),
-    (".type P = [a: number, b: number]\n.decl p(x: P)\n.input p", "f.dl:3:8",
-     "relation p has record columns: reading records from a facts file is not supported"),
     (".type P = [a: number, b: number]\n.decl p(x: P)\np([1, 2, 3]).", "f.dl:3:3",
      "a P record has 2 fields, this one 3"),
     (".type P = [a: number, b: number]\n.decl p(x: P)\n.decl n(v: number)\n"
@@ -130,3 +128,21 @@ def test_soufflés_inline_records_test():
         .output d()
         """)
     assert evaluate(program, {})["d"] == {("Hello",), ("good job",)}
+
+
+def test_a_malformed_record_in_a_facts_file_is_named_at_its_place(tmp_path):
+    """The error path of reading records (io/facts.first_bad_line): a record of the wrong
+    shape, then a field of the wrong type inside a well-formed record."""
+    from sparklog.io.facts import Source, first_bad_line
+
+    shapes = (("x", (("a", None), ("b", (("c", None), ("d", None))))), ("n", None))
+    kinds = ("number", "symbol", "number", "number")
+    path = tmp_path / "p.facts"
+    path.write_text("[1, [x, 2]]\t3\n[1, x, 2]\t3\n")
+    where = first_bad_line(Source("p", "file", path), kinds, shapes)
+    assert (where.span.line, where.span.col) == (2, 1)
+    assert where.message.startswith("'[1, x, 2]' is not a record of 3 fields")
+    path.write_text("[1, [x, 2]]\t3\n[ 1 ,[y,z]]\t3\n")
+    where = first_bad_line(Source("p", "file", path), kinds, shapes)
+    assert where.span.line == 2
+    assert where.message.startswith("'z' is not a number (column 3 of p")

@@ -124,8 +124,16 @@ def _unescape_delimiter(text: str) -> str:
     return text.replace("\\t", "\t")
 
 
-def read(spark: SparkSession, source: Source, kinds: tuple[str, ...]) -> DataFrame:
-    """The typed columns c0..ck of an input and ``_bad``, true for a malformed line."""
+def read(spark: SparkSession, source: Source, kinds: tuple[str, ...],
+         records: tuple[n.Shape, ...] = ()) -> DataFrame:
+    """The typed columns c0..ck of an input and ``_bad``, true for a malformed line.
+
+    ``records``: the declared columns when some hold records (Decl.records), written in
+    the file as Soufflé writes them (``[1, x]``, ``[[1, x], 3]``; a field of a record
+    holds no comma or bracket); each becomes the columns of its fields."""
+    if records and (source.kind == "parquet" or source.rfc4180):
+        raise DataError(f"{source.path}: relation {source.relation} has record columns, "
+                        "which sparklog reads from tab- or delimiter-separated facts files only")
     if source.kind == "parquet":
         df = spark.read.parquet(str(source.path))
         if len(df.columns) != len(kinds):
@@ -147,8 +155,38 @@ def read(spark: SparkSession, source: Source, kinds: tuple[str, ...]) -> DataFra
     # expressions would split the line again (Spark keeps apart projections whose merging
     # would repeat a costly expression)
     fields = lines.selectExpr(f"{parts} AS _f").selectExpr(
-        "size(_f) AS _n", *[f"_f[{i}] AS _s{i}" for i in range(len(kinds))])
+        "size(_f) AS _n", *[f"_f[{i}] AS _s{i}" for i in range(len(records or kinds))])
+    if records:
+        fields = _record_fields(fields, records)
     return _typed(fields, kinds)
+
+
+def record_pattern(shape: n.Shape) -> str:
+    """A regex (Java's and Python's alike) of a record column's text, one group a field."""
+    if shape[1] is None:
+        return r"\s*([^,\[\]]*?)\s*"
+    return r"\s*\[" + ",".join(record_pattern(s) for s in shape[1]) + r"\]\s*"
+
+
+def _record_fields(fields: DataFrame, records: tuple[n.Shape, ...]) -> DataFrame:
+    """``_n`` and ``_s0``.. of the flattened columns from the declared columns' fields: a
+    record's text split into its fields; a line whose record does not match its type's
+    shape counts as short (``_n`` 0), so it is reported as malformed."""
+    out, matches = [], []
+    for j, shape in enumerate(records):
+        if shape[1] is None:
+            out.append(f"_s{j}")
+            continue
+        regex = X.sql_string(f"^{record_pattern(shape)}\\z")
+        matches.append(f"_s{j} RLIKE {regex}")
+        out += [f"regexp_extract(_s{j}, {regex}, {g})" for g in range(1, _leaves(shape) + 1)]
+    ok = " AND ".join([f"_n >= {len(records)}", *matches])
+    return fields.selectExpr(f"CASE WHEN {ok} THEN {len(out)} ELSE 0 END AS _n",
+                             *[f"{e} AS _s{i}" for i, e in enumerate(out)])
+
+
+def _leaves(shape: n.Shape) -> int:
+    return 1 if shape[1] is None else sum(_leaves(s) for s in shape[1])
 
 
 # a field Spark's CSV reader reports as missing: no text of a facts file is NUL
@@ -294,16 +332,28 @@ def _records(source: Source):
             yield lineno, line.split(source.delimiter)
 
 
-def first_bad_line(source: Source, kinds: tuple[str, ...]) -> Diagnostic:
+def first_bad_line(source: Source, kinds: tuple[str, ...], records: tuple[n.Shape, ...] = ()
+                   ) -> Diagnostic:
     """Find and describe the first bad line of a facts file (only on the error path)."""
+    declared = len(records) if records else len(kinds)
     for lineno, fields in _records(source):
         if (source.headers and lineno == 1) or not kinds:
             continue
-        if len(fields) < len(kinds):
+        if len(fields) < declared:
             return Diagnostic(Span(str(source.path), lineno, 1),
                               f"{len(fields)} columns, but relation {source.relation} has "
-                              f"{len(kinds)}")
-        col = 1
+                              f"{declared}")
+        col, flat = 1, []
+        for j, (field, shape) in enumerate(zip(fields, records), start=1):
+            m = re.fullmatch(record_pattern(shape), field) if shape[1] is not None else None
+            if shape[1] is not None and m is None:
+                return Diagnostic(Span(str(source.path), lineno, col),
+                                  f"{field!r} is not a record of {_leaves(shape)} fields "
+                                  f"[a, b, ...] (column {j} of {source.relation})")
+            flat += list(m.groups()) if m is not None else [field]
+            col += len(field) + len(source.delimiter)
+        if records:  # the fields' own values, placed at their record
+            fields, col = flat, 1
         for j, (field, kind) in enumerate(zip(fields, kinds), start=1):
             try:
                 parse_field(field, kind)

@@ -40,7 +40,7 @@ def load_inputs(db, program, inputs: dict[str, Any], facts_dir: Path) -> None:
             source = input_source(d, facts_dir)
             if given is not None:
                 source = given_source(source, given)
-            df = read(db.spark, source, kinds)
+            df = read(db.spark, source, kinds, _records(program, d.relation))
             bad = Metrics(db.spark, f"bad_{db.prefix}_{d.relation}_{len(checks)}")
             checks.setdefault(d.relation, []).append((source, bad))
             df = DataFrame(bad.on(df._jdf, F.count(F.when(F.col("_bad"), 1)).alias("bad"),
@@ -66,7 +66,7 @@ def load_inputs(db, program, inputs: dict[str, Any], facts_dir: Path) -> None:
 
         def settle(name: str = name, new: Any = new, stored: DataFrame = stored) -> list[Any]:
             db.add_new(name, new, stored)
-            return [first_bad_line(source, db.kinds(name))
+            return [first_bad_line(source, db.kinds(name), _records(program, name))
                     for source, bad in checks.get(name, []) if bad.get.get("bad", 0)]
 
         db.replace(name, stored)
@@ -100,6 +100,12 @@ def _expected_rows(program, inputs: dict[str, Any], facts_dir: Path,
     for name in inputs:  # DataFrames for relations without .input
         rows.setdefault(name, unknown or 0)
     return rows
+
+
+def _records(program, relation: str) -> tuple:
+    """The relation's declared columns when some hold records (Decl.records), else ()."""
+    decl = program.ast.decl(relation)
+    return decl.records if decl is not None else ()
 
 
 def from_dataframe(df: DataFrame, name: str, kinds: tuple[str, ...]) -> DataFrame:
@@ -213,8 +219,8 @@ def shapes(spark, program, relations: set[str], inputs: dict[str, Any], facts_di
         if given is not None:
             source = given_source(source, given)
         if source.path.exists():  # else reported by load_inputs
-            frames[name] = read(spark, source, program.checked.kinds[name]) \
-                .filter(~F.col("_bad")).drop("_bad")
+            frames[name] = read(spark, source, program.checked.kinds[name],
+                                _records(program, name)).filter(~F.col("_bad")).drop("_bad")
     from sparklog.spark.session import FACTORY_MODE, WHOLE_STAGE
 
     # one pass, counted approximately (HyperLogLog++, about 1%: arcs by their hash), and

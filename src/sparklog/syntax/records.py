@@ -13,7 +13,8 @@ records as Soufflé does: ``[1, b]``, nested ``[[1, 2], 3]``.
 
 Not supported, each with an error at its place: a record type that contains itself (a
 list: Soufflé's ``nil``-terminated chains have no fixed set of fields), ``nil``, reading a
-record column from a facts file, and a record used as a number (in arithmetic, a functor,
+record column from a Parquet or RFC 4180 file (io/facts.py reads it from a facts file),
+and a record used as a number (in arithmetic, a functor,
 an ordering comparison or an aggregate's value).
 """
 
@@ -125,17 +126,9 @@ class _Flattener:
     # -- the program -------------------------------------------------------------------
     def program(self) -> n.Program:
         decls = tuple(self._decl(d) for d in self.p.decls)
-        for d in self.p.directives:
-            if d.kind == "input" and self._has_records(d.relation):
-                raise _Error(d.span, f"relation {d.relation} has record columns: reading "
-                             "records from a facts file is not supported; read their fields "
-                             "as columns and build the records in a rule")
         clauses = tuple(c for clause in self.p.clauses for c in self._clause(clause))
         types = tuple(t for t in self.p.types if t.fields is None)
         return replace(self.p, types=types, decls=decls, clauses=clauses)
-
-    def _has_records(self, relation: str) -> bool:
-        return any(self.record_of(t) for t in self.column_types(relation) or ())
 
     def _decl(self, d: n.Decl) -> n.Decl:
         if not any(self.record_of(a.type) for a in d.attributes):
