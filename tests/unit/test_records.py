@@ -146,3 +146,8 @@ def test_a_malformed_record_in_a_facts_file_is_named_at_its_place(tmp_path):
     where = first_bad_line(Source("p", "file", path), kinds, shapes)
     assert where.span.line == 2
     assert where.message.startswith("'z' is not a number (column 3 of p")
+
+
+def test_a_fields_column_name_never_repeats_a_declared_one():
+    program = parse(".type P = [a: number, b: number]\n.decl p(x: P, x_a: number)\np([1, 2], 3).")
+    assert [a.name for a in program.decls[0].attributes] == ["x_a_", "x_b", "x_a"]

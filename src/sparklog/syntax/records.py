@@ -136,10 +136,20 @@ class _Flattener:
         for a in d.attributes:
             if a.lattice and self.record_of(a.type):
                 raise _Error(a.span, f"{a.name}: a lattice column cannot be a record")
-        attributes = tuple(leaf for a in d.attributes
-                           for leaf in self.leaves(a.type, a.name, a.span))
+        taken = {a.name for a in d.attributes if not self.record_of(a.type)}
+        attributes = []
+        for a in d.attributes:
+            if not self.record_of(a.type):
+                attributes.append(a)
+                continue
+            for leaf in self.leaves(a.type, a.name, a.span):
+                name = leaf.name  # x_a, unless a column of the relation is named so
+                while name in taken:
+                    name += "_"
+                taken.add(name)
+                attributes.append(replace(leaf, name=name))
         shapes = tuple(self.shape(a.name, a.type) for a in d.attributes)
-        return replace(d, attributes=attributes, records=shapes)
+        return replace(d, attributes=tuple(attributes), records=shapes)
 
     # -- clauses -----------------------------------------------------------------------
     def _clause(self, clause: n.Clause) -> list[n.Clause]:
