@@ -450,3 +450,16 @@ def test_a_name_may_start_with_a_question_mark():
     assert [d.name for d in p.decls] == ["?e", "t"]
     assert [a.name for a in p.decls[0].attributes] == ["?x", "?y"]
     assert p.clauses[1].body[0] == n.Atom("?e", (n.Var("?x"), n.Var("?y")))
+
+
+def test_soufflés_older_conversion_functors_are_its_newer_ones():
+    p = parse(".decl a(x: number)\n.decl b(f: float, u: unsigned, n: number)\n"
+              "b(itof(x), itou(x), ftoi(utof(ftou(itof(utoi(itou(x))))))) :- a(x).")
+    f, u, i = p.clauses[0].head.args
+    assert (f.name, u.name, i.name) == ("to_float", "to_unsigned", "to_number")
+    chain = []
+    while isinstance(i, n.Call):
+        chain.append(i.name)
+        i = i.args[0]
+    assert chain == ["to_number", "to_float", "to_unsigned", "to_float", "to_number",
+                     "to_unsigned"]

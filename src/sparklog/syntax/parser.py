@@ -436,6 +436,8 @@ class _Builder(Transformer):
             # Soufflé's type cast: a statement about the type, the value is unchanged (the
             # checks then see the value's own primitive type)
             return args[0]
+        if name in _CONVERSIONS and len(args) == 1:  # Soufflé's older names
+            return n.Call(_CONVERSIONS[name], args, span)
         if name in ("min", "max") and len(args) > 2:  # variadic in Soufflé: folded
             folded = n.Call(name, args[:2], span)
             for arg in args[2:]:
@@ -461,6 +463,12 @@ class _Builder(Transformer):
     @v_args(meta=True)
     def head_aggregate(self, meta, items):
         return n.HeadAggregate(str(items[0])[1:].lower(), items[1], self._span(meta))
+
+
+# Soufflé's older conversion functors (still in its grammar): from and to a number (i),
+# an unsigned (u) and a float (f)
+_CONVERSIONS = {"itof": "to_float", "utof": "to_float", "itou": "to_unsigned",
+                "ftou": "to_unsigned", "utoi": "to_number", "ftoi": "to_number"}
 
 
 _COMPLEMENT = {"=": "!=", "!=": "=", "<": ">=", ">=": "<", ">": "<=", "<=": ">"}
