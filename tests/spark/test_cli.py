@@ -344,3 +344,16 @@ def test_records_are_written_as_soufflé_prints_them(spark, tmp_path, capsys):
     assert sparklog(str(program), "-F", str(tmp_path), "-D", str(tmp_path / "out2")) != 0
     assert "back.facts:2:1: error: '[7, w, 1]' is not a record of 3 fields" in \
         capsys.readouterr().err
+
+
+def test_algebraic_data_types_are_written_as_soufflé_prints_them(spark, tmp_path):
+    """``$Circle(2)``, ``$Dot`` (a branch without fields), a record inside a branch."""
+    program = tmp_path / "adt.dl"
+    program.write_text(".type Pair = [a: number, b: symbol]\n"
+                       ".type Shape = Circle {r: number} | Dot {} | Tagged {t: Pair, s: symbol}\n"
+                       ".decl s(v: Shape)\ns($Circle(2)). s($Dot). s($Tagged([7, \"x\"], \"y\")).\n"
+                       ".decl big(v: Shape)\nbig($Circle(r + 1)) :- s($Circle(r)).\n"
+                       "big(v) :- s(v), v != $Circle(2).\n.output big\n")
+    assert sparklog(str(program), "-D", str(tmp_path / "out")) == 0
+    assert sorted((tmp_path / "out" / "big.csv").read_text().splitlines()) == \
+        ["$Circle(3)", "$Dot", "$Tagged([7, x], y)"]

@@ -36,8 +36,11 @@ def test_head_aggregate_parses_prints_and_declares_the_lattice():
     assert (lattice.column, lattice.func) == (2, "min")
 
 
-def test_unknown_dollar_aggregate_is_a_parse_error():
-    with pytest.raises(ParseError):
+def test_unknown_dollar_aggregate_is_an_error():
+    """``$AVG(l)`` reads as a value of an algebraic data type's branch AVG, in a number
+    column: the error says which aggregates a head has."""
+    with pytest.raises(CheckError, match=r"\$AVG\(\.\.\.\) where the column .* takes a "
+                       r"number.*\$MIN, \$MAX, \$SUM and \$COUNT"):
         parse(DECLS + "sp(f, t, $AVG(l)) :- sp(f, t, l).")
 
 

@@ -70,6 +70,16 @@ def test_the_rewritten_program_derives_what_soufflé_does():
 @pytest.mark.parametrize("text, where, message", [
     (".type L = [h: number, t: L]\n.decl a(x: L)", "f.dl:1:1",
      "record type L contains itself (L -> L)"),
+    (".type Nat = Zero {} | Succ {n: Nat}", "f.dl:1:1",
+     "algebraic data type Nat contains itself (Nat -> Nat)"),
+    (".type T = A {x: number} | B {}\n.decl p(v: T)\np($C(1)).", "f.dl:3:3",
+     "T has no branch C (its branches: A, B)"),
+    (".type T = A {x: number} | B {}\n.decl p(v: T)\np($A(1, 2)).", "f.dl:3:3",
+     "branch A of T has 1 fields, this value 2"),
+    (".type T = A {x: number} | B {}\n.decl p(v: T)\np([1]).", "f.dl:3:3",
+     "a T value goes here: write it as $A(...) or a variable"),
+    (".decl p(v: number)\np($A(1)).", "f.dl:2:3",
+     "$A(...) where the column or operation takes a number, float or symbol"),
     (".type A = [b: B]\n.type B = [a: A]\n.decl x(v: A)", "f.dl:1:1",
      "record type A contains itself (A -> B -> A)"),
     (".type P = [a: number, b: number]\n.decl p(x: P)\np(nil).", "f.dl:3:3",
@@ -151,3 +161,41 @@ def test_a_malformed_record_in_a_facts_file_is_named_at_its_place(tmp_path):
 def test_a_fields_column_name_never_repeats_a_declared_one():
     program = parse(".type P = [a: number, b: number]\n.decl p(x: P, x_a: number)\np([1, 2], 3).")
     assert [a.name for a in program.decls[0].attributes] == ["x_a_", "x_b", "x_a"]
+
+
+ADT = """
+.type Shape = Circle {r: number} | Rect {w: number, h: number} | Dot {} | Tagged {t: Pair}
+.type Pair = [a: number, b: symbol]
+.decl s(v: Shape, n: number)
+s($Circle(2), 1). s($Rect(2, 3), 2). s($Dot, 3). s($Dot(), 4). s($Tagged([7, "x"]), 5).
+.decl area(n: number, a: number)
+area(n, 3 * r * r) :- s($Circle(r), n).
+area(n, w * h) :- s($Rect(w, h), n).
+.decl dots(n: number)
+dots(n) :- s($Dot, n).
+.decl other(n: number, m: number)
+other(n, m) :- s(v, n), s(w, m), v != w, n < m.
+.decl same(n: number, m: number)
+same(n, m) :- s(v, n), s(w, m), v = w, n < m.
+.decl tagged(b: symbol)
+tagged(b) :- s($Tagged([_, b]), _).
+.decl made(v: Shape)
+made($Rect(a, a)) :- s($Tagged([a, _]), _).
+"""
+
+
+def test_algebraic_data_types_are_their_branch_and_fields():
+    """Non-recursive ADTs stored as the branch's number and every branch's fields (the
+    others' zeros); answers hand-computed from Soufflé's meaning (values equal when their
+    branch and fields are)."""
+    program = parse(ADT)
+    decl = next(d for d in program.decls if d.name == "s")
+    assert [a.name for a in decl.attributes] == [
+        "v_tag", "v_Circle_r", "v_Rect_w", "v_Rect_h", "v_Tagged_t_a", "v_Tagged_t_b", "n"]
+    rows = evaluate(program, {})
+    assert rows["area"] == {(1, 12), (2, 6)}
+    assert rows["dots"] == {(3,), (4,)}  # $Dot and $Dot() are one value
+    assert rows["same"] == {(3, 4)}
+    assert rows["other"] == {(n, m) for n in range(1, 6) for m in range(n + 1, 6)} - {(3, 4)}
+    assert rows["tagged"] == {("x",)}
+    assert rows["made"] == {(1, 0, 7, 7, 0, "")}

@@ -287,8 +287,6 @@ def test_union_and_bare_type_declarations_parse_and_print():
     (".decl a(x:number, y:number) choice-domain x", "f.dl:1:29",
      "choice domains (choice-domain): a Soufflé feature sparklog does not support"),
     (".decl a(x:[a:number])", "f.dl:1:11", "unexpected '['; expected a name"),
-    (".type Nat = Zero {} | Succ {n: Nat}", "f.dl:1:18",
-     "algebraic data types (.type T = A {...} | B {...}): a Soufflé feature sparklog"),
     (".decl a(x:number)\n.decl c(x:number)\nc($ + 1) :- a(_).", "f.dl:3:3",
      "$ (autoinc() in Soufflé 1.x) numbers tuples in Soufflé's evaluation order"),
 ])

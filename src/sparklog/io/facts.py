@@ -131,6 +131,9 @@ def read(spark: SparkSession, source: Source, kinds: tuple[str, ...],
     ``records``: the declared columns when some hold records (Decl.records), written in
     the file as Soufflé writes them (``[1, x]``, ``[[1, x], 3]``; a field of a record
     holds no comma or bracket); each becomes the columns of its fields."""
+    if any(_has_branches(shape) for shape in records):
+        raise DataError(f"{source.path}: relation {source.relation} has a column of an "
+                        "algebraic data type, which sparklog does not read from files")
     if records and (source.kind == "parquet" or source.rfc4180):
         raise DataError(f"{source.path}: relation {source.relation} has record columns, "
                         "which sparklog reads from tab- or delimiter-separated facts files only")
@@ -183,6 +186,15 @@ def _record_fields(fields: DataFrame, records: tuple[n.Shape, ...]) -> DataFrame
     ok = " AND ".join([f"_n >= {len(records)}", *matches])
     return fields.selectExpr(f"CASE WHEN {ok} THEN {len(out)} ELSE 0 END AS _n",
                              *[f"{e} AS _s{i}" for i, e in enumerate(out)])
+
+
+def _has_branches(shape: n.Shape) -> bool:
+    sub = shape[1]
+    if sub is None:
+        return False
+    if sub[0] == "$":
+        return True
+    return any(_has_branches(s) for s in sub)
 
 
 def _leaves(shape: n.Shape) -> int:
@@ -420,6 +432,15 @@ def as_text_lines(df: DataFrame, kinds: tuple[str, ...], delimiter: str,
         def column(shape: n.Shape) -> Column:
             if shape[1] is None:
                 return next(leaves)
+            if shape[1][0] == "$":  # an algebraic data type: $B(fields) of the branch B
+                tag, text = next(leaves), None
+                for i, (branch, fields) in enumerate(shape[1][1]):
+                    inner = [column(f) for f in fields]
+                    value = F.concat(F.lit(f"${branch}("), F.concat_ws(", ", *inner),
+                                     F.lit(")")) if inner else F.lit(f"${branch}")
+                    text = (F.when(tag == F.lit(str(i)), value) if text is None
+                            else text.when(tag == F.lit(str(i)), value))
+                return text
             return F.concat(F.lit("["), F.concat_ws(", ", *map(column, shape[1])), F.lit("]"))
 
         fields = [column(shape) for shape in records]

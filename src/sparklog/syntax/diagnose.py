@@ -16,7 +16,7 @@ from sparklog.errors import Diagnostic, Span
 # expected terminals that say more as one phrase
 _EXPRESSION = {"IDENT", "INT", "FLOAT", "STRING", "LPAR", "MINUS", "BNOT", "LNOT", "COUNT",
                "SUM", "MIN", "MAX", "MEAN", "UNDERSCORE", "HEAD_AGGREGATE", "FUNCTOR",
-               "MIN_CALL", "MAX_CALL", "LSQB"}
+               "MIN_CALL", "MAX_CALL", "LSQB", "ADT_BRANCH"}
 _OPERATORS = {"PLUS", "MINUS", "MULOP", "POW", "BAND", "BOR", "BXOR", "BSHL", "BSHR", "BSHRU",
               "LAND", "LOR", "LXOR"}
 _WORDS = {"IDENT": "a name", "QUALIFIER": "a name", "INT": "a number", "FLOAT": "a number", "STRING": "a string",
@@ -60,9 +60,6 @@ def diagnose(exc: lark.exceptions.UnexpectedInput, text: str, file: str,
                                                         for e in expected):
         return Diagnostic(_span(file, text, pos), "subsumption (a(x) <= a(y) :- ...): a "
                           "Soufflé feature sparklog does not support")
-    if token is not None and str(token) == "{" and _ADT.search(text[:pos]):
-        return Diagnostic(_span(file, text, pos), "algebraic data types (.type T = A {...} | "
-                          "B {...}): a Soufflé feature sparklog does not support")
     if text[max(0, pos - 6):pos + 7] == "choice-domain":
         return Diagnostic(_span(file, text, pos - 6), "choice domains (choice-domain): a "
                           "Soufflé feature sparklog does not support")
@@ -76,8 +73,6 @@ def diagnose(exc: lark.exceptions.UnexpectedInput, text: str, file: str,
     return Diagnostic(_span(file, text, pos), message)
 
 
-# the start of a sum type's branch: ``.type T = A`` or ``... } | B``, before its ``{``
-_ADT = re.compile(r"(\.type\s+[\w.]+\s*=|\|)\s*[\w.]+\s*$")
 
 # Soufflé's directives that sparklog does not read, and what they are
 _SOUFFLE_ONLY = {"functor": "user-defined functors (.functor)"}

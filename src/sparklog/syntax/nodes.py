@@ -31,6 +31,8 @@ class TypeDecl:
     span: Span = field(default=NOWHERE, compare=False)
     members: tuple[str, ...] = ()
     fields: tuple[Attribute, ...] | None = None  # a record type ``.type P = [a: T, ...]``
+    # an algebraic data type ``.type T = A {x: number} | B {}``: each branch's name and fields
+    branches: tuple[tuple[str, tuple[Attribute, ...]], ...] | None = None
 
 
 # ---------------------------------------------------------------------------------------
@@ -190,10 +192,20 @@ class Record:
     span: Span = field(default=NOWHERE, compare=False)
 
 
+@dataclass(frozen=True)
+class Branch:
+    """``$A(t1, ...)``: a value of an algebraic data type's branch ``A``; replaced by
+    syntax/records.py as records are."""
+
+    name: str
+    args: tuple[Term, ...]
+    span: Span = field(default=NOWHERE, compare=False)
+
+
 Term: TypeAlias = (Var | Wildcard | Number | Float | String | BinOp | UnaryOp | Call | Aggregate
-                   | HeadAggregate | Record)
+                   | HeadAggregate | Record | Branch)
 TERMS = (Var, Wildcard, Number, Float, String, BinOp, UnaryOp, Call, Aggregate, HeadAggregate,
-         Record)
+         Record, Branch)
 Constant: TypeAlias = Number | Float | String
 
 
@@ -289,8 +301,10 @@ class LatticeDecl:
 
 
 # A declared column: its name and, for a record, the shapes of its fields (None: a column
-# of a primitive type, one attribute of the flattened relation)
-Shape: TypeAlias = "tuple[str, tuple[Shape, ...] | None]"
+# of a primitive type, one attribute of the flattened relation); for an algebraic data
+# type, its branches: ``(name, ("$", ((branch, (field shapes...)), ...)))``, whose columns
+# are the branch's number and then every branch's fields in turn
+Shape: TypeAlias = "tuple[str, tuple | None]"
 
 
 @dataclass(frozen=True)

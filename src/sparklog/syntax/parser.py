@@ -197,6 +197,19 @@ class _Builder(Transformer):
         return n.TypeDecl(str(items[0]), "record", False, self._span(meta), fields=fields)
 
     @v_args(meta=True)
+    def adt_type(self, meta, items):
+        branches = tuple(b for b in items[2:] if isinstance(b, tuple))
+        return n.TypeDecl(str(items[0]), "adt", False, self._span(meta), branches=branches)
+
+    def adt_branch(self, items):
+        return (str(items[0]), tuple(a for a in items[1:] if a is not None))
+
+    @v_args(meta=True)
+    def adt_value(self, meta, items):
+        return n.Branch(str(items[0])[1:], tuple(a for a in items[1:] if a is not None),
+                        self._span(meta))
+
+    @v_args(meta=True)
     def record(self, meta, items):
         return n.Record(tuple(a for a in items if a is not None), self._span(meta))
 

@@ -11,9 +11,17 @@ later stage, Spark and the reference evaluator see a program without records, an
 relation's declaration keeps its declared columns (``Decl.records``) so that outputs print
 records as Soufflé does: ``[1, b]``, nested ``[[1, 2], 3]``.
 
-Not supported, each with an error at its place: a record type that contains itself (a
-list: Soufflé's ``nil``-terminated chains have no fixed set of fields), ``nil``, reading a
-record column from a Parquet or RFC 4180 file (io/facts.py reads it from a facts file),
+An algebraic data type (``.type Shape = Circle {r: number} | Dot {}``) that does not
+contain itself is stored the same way: a column for the branch (its place in the
+declaration) and then every branch's fields, those of the other branches 0, 0.0 or the
+empty symbol, so that two values are equal exactly when their columns are. ``$Circle(r)``
+in a body matches the branch's number and reads its fields; outputs print ``$Circle(2)``
+and ``$Dot``.
+
+Not supported, each with an error at its place: a type that contains itself (a list:
+Soufflé's ``nil``-terminated chains have no fixed set of fields), ``nil``, reading a
+record column from a Parquet or RFC 4180 file (io/facts.py reads it from a facts file) or
+an algebraic data type from any file,
 and a record used as a number (in arithmetic, a functor,
 an ordering comparison or an aggregate's value).
 """
@@ -39,8 +47,10 @@ class _Error(Exception):
 
 def flatten(program: n.Program) -> n.Program:
     """``program`` with every record column, term and variable replaced by its fields."""
-    records = {t.name: t for t in program.types if t.fields is not None}
-    uses = any(isinstance(t, n.Record) for c in program.clauses for t in _all_terms(c))
+    records = {t.name: t for t in program.types
+               if t.fields is not None or t.branches is not None}
+    uses = any(isinstance(t, n.Record | n.Branch) for c in program.clauses
+               for t in _all_terms(c))
     if not records and not uses:
         return program
     try:
@@ -72,27 +82,54 @@ class _Flattener:
 
     # -- types -------------------------------------------------------------------------
     def record_of(self, type_name: str) -> n.TypeDecl | None:
-        """The record type a type name stands for (through aliases), or None."""
+        """The record or algebraic data type a type name stands for (through aliases), or
+        None."""
         seen: set[str] = set()
         while type_name not in seen:
             seen.add(type_name)
             t = self.types.get(type_name)
             if t is None:
                 return None
-            if t.fields is not None:
+            if t.fields is not None or t.branches is not None:
                 return t
             if t.members:
                 return None
             type_name = t.base
         return None
 
+    def primitive(self, type_name: str) -> str:
+        """The primitive type of a type that is no record (a union: its first member's)."""
+        seen: set[str] = set()
+        while type_name not in n.PRIMITIVE_TYPES and type_name not in seen:
+            seen.add(type_name)
+            t = self.types.get(type_name)
+            if t is None:
+                break
+            type_name = t.members[0] if t.members else t.base
+        return type_name
+
+    def zeros(self, type_name: str, span: Span) -> list[n.Term]:
+        """What the columns of a ``type_name`` value hold where no value is: the fields of
+        an algebraic data type's other branches (0, 0.0 or the empty symbol)."""
+        rec = self.record_of(type_name)
+        if rec is not None:
+            head: list[n.Term] = [n.Number(0, span=span)] if rec.branches is not None else []
+            return head + [z for f in _fields(rec) for z in self.zeros(f.type, span)]
+        kind = self.primitive(type_name)
+        if kind == "float":
+            return [n.Float(0.0, span)]
+        if kind == "symbol":
+            return [n.String("", span)]
+        return [n.Number(0, kind == "unsigned", span)]
+
     def _check_finite(self, name: str, path: tuple[str, ...]) -> None:
         if name in path:
             t = self.records[path[0]]
-            raise _Error(t.span, f"record type {path[0]} contains itself "
+            what = "record type" if t.branches is None else "algebraic data type"
+            raise _Error(t.span, f"{what} {path[0]} contains itself "
                          f"({' -> '.join((*path, name))}): sparklog stores a record as its "
                          "fields, which a recursive type (a list) does not have a fixed set of")
-        for f in self.records[name].fields or ():
+        for f in _fields(self.records[name]):
             inner = self.record_of(f.type)
             if inner is not None:
                 self._check_finite(inner.name, (*path, name))
@@ -102,6 +139,10 @@ class _Flattener:
         rec = self.record_of(type_name)
         if rec is None:
             return [n.Attribute(prefix, type_name, span)]
+        if rec.branches is not None:  # the branch's number, then each branch's fields
+            return [n.Attribute(f"{prefix}_tag", "number", span)] + [
+                leaf for b, fields in rec.branches for f in fields
+                for leaf in self.leaves(f.type, f"{prefix}_{b}_{f.name}", span)]
         return [leaf for f in rec.fields or ()
                 for leaf in self.leaves(f.type, f"{prefix}_{f.name}", span)]
 
@@ -109,6 +150,9 @@ class _Flattener:
         rec = self.record_of(type_name)
         if rec is None:
             return (name, None)
+        if rec.branches is not None:
+            return (name, ("$", tuple((b, tuple(self.shape(f.name, f.type) for f in fields))
+                                      for b, fields in rec.branches)))
         return (name, tuple(self.shape(f.name, f.type) for f in rec.fields or ()))
 
     def paths(self, type_name: str) -> list[str]:
@@ -116,6 +160,10 @@ class _Flattener:
         rec = self.record_of(type_name)
         if rec is None:
             return [""]
+        if rec.branches is not None:
+            return ["tag"] + [f"{b}.{f.name}.{p}" if p else f"{b}.{f.name}"
+                              for b, fields in rec.branches for f in fields
+                              for p in self.paths(f.type)]
         return [f"{f.name}.{p}" if p else f.name for f in rec.fields or ()
                 for p in self.paths(f.type)]
 
@@ -127,7 +175,7 @@ class _Flattener:
     def program(self) -> n.Program:
         decls = tuple(self._decl(d) for d in self.p.decls)
         clauses = tuple(c for clause in self.p.clauses for c in self._clause(clause))
-        types = tuple(t for t in self.p.types if t.fields is None)
+        types = tuple(t for t in self.p.types if t.fields is None and t.branches is None)
         return replace(self.p, types=types, decls=decls, clauses=clauses)
 
     def _decl(self, d: n.Decl) -> n.Decl:
@@ -225,6 +273,10 @@ class _Flattener:
             case n.Record(args=args) if len(args) == len(rec.fields or ()):
                 return any([self._type_term(a, f.type, env)
                             for a, f in zip(args, rec.fields or ())])
+            case n.Branch(name=name, args=args):
+                fields = dict(rec.branches or ()).get(name)
+                if fields is not None and len(fields) == len(args):
+                    return any([self._type_term(a, f.type, env) for a, f in zip(args, fields)])
         return False
 
     def _atom(self, atom: n.Atom, env: dict[str, str]) -> n.Atom:
@@ -249,21 +301,49 @@ class _Flattener:
                 return [n.Var(f"{name}.{p}", term.span) for p in self.paths(rec.name)]
             case n.Wildcard():
                 return [n.Wildcard(term.span) for _ in self.paths(rec.name)]
-            case n.Record(args=args) if len(args) == len(fields):
+            case n.Record(args=args) if rec.branches is None and len(args) == len(fields):
                 return [leaf for a, f in zip(args, fields)
                         for leaf in self._expand(a, f.type, env)]
-            case n.Record(args=args):
+            case n.Record(args=args) if rec.branches is None:
                 raise _Error(term.span, f"a {rec.name} record has {len(fields)} fields, "
                              f"this one {len(args)}")
+            case n.Branch(name=name, args=args) if rec.branches is not None:
+                return self._branch(rec, term, env)
             case n.HeadAggregate():
                 raise _Error(term.span, f"a lattice aggregate over {rec.name} records: "
                              "records have no order")
+        if rec.branches is not None:
+            raise _Error(term.span, f"a {rec.name} value goes here: write it as "
+                         f"${rec.branches[0][0]}(...) or a variable")
         raise _Error(term.span, f"a {rec.name} record goes here: write it as [...] or a "
                      "variable")
+
+    def _branch(self, rec: n.TypeDecl, term: n.Branch, env: dict[str, str]) -> list[n.Term]:
+        """``$B(args)`` as the columns of its type: B's number, then every branch's fields,
+        B's the arguments and the others' zeros."""
+        names = [b for b, _ in rec.branches or ()]
+        if term.name not in names:
+            raise _Error(term.span, f"{rec.name} has no branch {term.name} (its branches: "
+                         f"{', '.join(names)})")
+        out: list[n.Term] = [n.Number(names.index(term.name), span=term.span)]
+        for b, fields in rec.branches or ():
+            if b != term.name:
+                out += [z for f in fields for z in self.zeros(f.type, term.span)]
+            elif len(fields) != len(term.args):
+                raise _Error(term.span, f"branch {b} of {rec.name} has {len(fields)} fields, "
+                             f"this value {len(term.args)}")
+            else:
+                out += [leaf for a, f in zip(term.args, fields)
+                        for leaf in self._expand(a, f.type, env)]
+        return out
 
     def _no_records(self, term: n.Term, env: dict[str, str]) -> None:
         """Refuse a record where a value of a primitive type is needed."""
         for sub in subterms(term):
+            if isinstance(sub, n.Branch):
+                raise _Error(sub.span, f"${sub.name}(...) where the column or operation takes "
+                             "a number, float or symbol (the aggregates of a head are $MIN, "
+                             "$MAX, $SUM and $COUNT)")
             if isinstance(sub, n.Record):
                 raise _Error(sub.span, "a record where the column or operation takes a "
                              "number, float or symbol")
@@ -320,7 +400,7 @@ class _Flattener:
             if isinstance(side, n.Var) and side.name in env:
                 return env[side.name]
         for side in (left, right):
-            if isinstance(side, n.Record):
+            if isinstance(side, n.Record | n.Branch):
                 raise _Error(side.span, "cannot tell this record's type: compare it with a "
                              "variable that a relation's column gives a record type")
         return None
@@ -342,3 +422,10 @@ class _Flattener:
                 return n.Call(name, tuple(self._terms(a, env) for a in args), term.span)
         self._no_records(term, env)
         return term
+
+
+def _fields(t: n.TypeDecl) -> list[n.Attribute]:
+    """A record type's fields, or every branch's of an algebraic data type."""
+    if t.branches is not None:
+        return [f for _, fields in t.branches for f in fields]
+    return list(t.fields or ())

@@ -20,7 +20,7 @@ def subterms(term: n.Term, targets: bool = True) -> Iterator[n.Term]:
             yield from subterms(right, targets)
         case n.UnaryOp(arg=arg):
             yield from subterms(arg, targets)
-        case n.Call(args=args) | n.Record(args=args):
+        case n.Call(args=args) | n.Record(args=args) | n.Branch(args=args):
             for a in args:
                 yield from subterms(a, targets)
         case n.Aggregate(target=target) if target is not None and targets:
