@@ -392,6 +392,8 @@ class Evaluator:
             return len(values)
         if agg.func == "sum":
             total = sum(values)
+            if values and all(isinstance(v, Unsigned) for v in values):
+                return Unsigned(total)
             return total if isinstance(total, float) else wrap(total)
         if not values:
             raise Fail
@@ -406,6 +408,8 @@ class Evaluator:
         match term:
             case Var(name):
                 return binding[name]
+            case Number(value, True):  # ``3u``: unsigned arithmetic and order from here
+                return Unsigned(value)
             case Number(value) | Float(value) | String(value):
                 return value
             case BinOp(op, left, right):
@@ -925,7 +929,7 @@ def _coerce(program: Program, relation: str, row: tuple) -> tuple:
     decl = program.decl(relation)
     if decl is None:
         return tuple(row)
-    convert = {"number": int, "unsigned": int, "float": float, "symbol": str}
+    convert = {"number": int, "unsigned": Unsigned, "float": float, "symbol": str}
     return tuple(convert.get(_primitive(program, a.type), lambda v: v)(v)
                  for a, v in zip(decl.attributes, row, strict=True))
 

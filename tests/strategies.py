@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 from hypothesis import strategies as st
 
 from sparklog.syntax.nodes import (
-    Aggregate, Atom, Attribute, BinOp, Call, Clause, Comparison, Constraint, Decl, Directive,
+    Aggregate, Atom, Attribute, BinOp, BoolLit, Call, Clause, Comparison, Constraint, Decl, Directive,
     Float, HeadAggregate, LatticeDecl, LatticeOp, Literal, Negation, Number, Program, String,
     Term, TypeDecl, UnaryOp, Var, Wildcard,
 )
@@ -116,6 +116,9 @@ class Gen:
         self.extra = random.Random(hash(rng.getstate()[1]))
         # a third, for ranges over float and unsigned, so the first two draw as before
         self.later = random.Random(hash(rng.getstate()[1]) ^ 0x5EED)
+        # a fourth, for the shapes of ``Gen.widen`` (aggregates as terms, witnesses,
+        # conversions, rules without atoms, derived relations with input rows, ...)
+        self.newest = random.Random(hash(rng.getstate()[1]) ^ 0xC0FFEE)
 
     def place_rows(self, rel, rows: set[tuple], facts: dict[str, set[tuple]],
                    clauses: list[Clause], directives: list[Directive]) -> None:
@@ -144,6 +147,9 @@ class Gen:
         if depth > 1:
             return leaf(kind)
         sub = lambda k: self.expr(scope, k, recursive, depth + 1) if self.chance(0.3) else leaf(k)  # noqa: E731
+        new = self.newest
+        if kind in ("number", "unsigned", "float") and new.random() < 0.12:
+            return self.conversion(scope, kind, recursive, sub)
         if kind == "number":
             form = rng.choice(("+", "-", "*", "+", "-", "div", "mod", "pow", "bit", "shift",
                                "minmax", "neg", "strlen", "strlen", "logic"))
@@ -196,6 +202,66 @@ class Gen:
             return Call("substr", (sub("symbol"), index, length))
         return Call("to_string", (sub("number"),))
 
+    def conversion(self, scope: Scope, kind: str, recursive: bool, sub) -> Term:
+        """Forms of the fourth stream: conversions between the numeric types and symbols
+        (``to_number`` of a float, an unsigned or a printed number, ``to_unsigned``,
+        ``to_float`` of an unsigned) and the unsigned operators that wrap or truncate."""
+        new = self.newest
+        if kind == "number":
+            form = new.choice(("float", "unsigned", "string"))
+            if form == "string":
+                return Call("to_number", (Call("to_string", (sub("number"),)),))
+            return Call("to_number", (sub(form),))
+        if kind == "unsigned":
+            form = new.choice(("to_unsigned", "-", "/", "%", "bxor", "bshr"))
+            if form == "to_unsigned":
+                return Call("to_unsigned", (sub(new.choice(("number", "float"))),))
+            if form in ("/", "%"):
+                return BinOp(form, sub("unsigned"), Number(new.choice((2, 3)), unsigned=True))
+            if form == "bshr":
+                return BinOp(form, sub("unsigned"), Number(new.randint(0, 2), unsigned=True))
+            return BinOp(form, sub("unsigned"), sub("unsigned"))
+        return Call("to_float", (sub("unsigned"),))
+
+    def term_aggregate(self, lower: list[Rel], scope: Scope, kind: str
+                       ) -> tuple[Aggregate, dict[str, list[str]]] | None:
+        """An aggregate used as a term (in a head, inside arithmetic, in a comparison other
+        than ``v = ..``, as an atom's argument) whose value has type ``kind``: count and
+        sum/min/max of numbers, mean and sum/min/max of floats, sum/min/max of unsigned
+        values; grouped by some of the rule's variables. Also the aggregate's own
+        variables by type (fresh names)."""
+        new = self.newest
+        funcs = []
+        for rel in lower:
+            for i, k in enumerate(rel.types):
+                if k == kind:
+                    funcs += [(rel, f, i) for f in ("sum", "min", "max")]
+                if kind == "float" and k != "symbol":
+                    funcs.append((rel, "mean", i))
+            if kind == "number":
+                funcs.append((rel, "count", None))
+        if not funcs:
+            return None
+        rel, func, target_at = new.choice(funcs)
+        own: dict[str, list[str]] = {t: [] for t in TYPES}
+        args: list[Term] = []
+        for i, k in enumerate(rel.types):
+            outer = scope.bound[k]
+            pick = new.random()
+            if i != target_at and outer and pick < 0.45:
+                args.append(Var(new.choice(outer)))
+            elif i != target_at and pick < 0.6:
+                args.append(_constant(new, k))
+            elif i != target_at and pick < 0.75:
+                args.append(Wildcard())
+            else:
+                scope.fresh += 1
+                name = f"h{LETTER[k]}{scope.fresh + 40}"
+                own[k].append(name)
+                args.append(Var(name))
+        target: Term | None = None if target_at is None else args[target_at]
+        return Aggregate(func, target, (Atom(rel.name, tuple(args)),)), own
+
     def bounded(self, term: Term, kind: str) -> list[Literal]:
         """Filters that keep a computed head value of a recursive rule in a finite set."""
         if kind == "symbol":
@@ -208,14 +274,16 @@ class Gen:
 
     # -- literals -----------------------------------------------------------------------
 
-    def atom(self, rel: Rel, scope: Scope, exprs: list) -> Atom:
+    def atom(self, rel: Rel, scope: Scope, exprs: list, apart: str = "") -> Atom:
         """A positive atom: variables (often shared), constants, wildcards, and slots for
-        expressions filled once the rule's variables are known."""
+        expressions filled once the rule's variables are known; ``apart``: a suffix of
+        its variables' names (so that it shares none with the other atoms)."""
         args: list[Term] = []
         for kind in rel.types:
             pick = self.rng.random()
             if pick < 0.72:
-                pool = [f"{LETTER[kind]}{i}" for i in range(3 if kind != "number" else 4)]
+                pool = [f"{LETTER[kind]}{i}{apart}"
+                        for i in range(3 if kind != "number" else 4)]
                 name = self.rng.choice(pool)
                 scope.add(name, kind)
                 args.append(Var(name))
@@ -340,21 +408,34 @@ class Gen:
     # -- rules --------------------------------------------------------------------------
 
     def rule(self, head: Rel, lower: list[Rel], same: list[Rel], recursive: bool) -> Clause:
-        """One grounded rule for ``head``; a recursive one has 1 or 2 atoms of ``same``."""
-        rng = self.rng
+        """One grounded rule for ``head``; a recursive one has 1 or 2 atoms of ``same``.
+        The fourth stream (``self.newest``) adds: five atoms, a recursive cross product
+        (atoms that share no variable), aggregates as terms (an atom's argument, inside
+        arithmetic, compared with ``<``..., in the head), min/max witnesses read by the
+        head, and ``true``/``false``."""
+        rng, new = self.rng, self.newest
         picks = [rng.choice(same) for _ in range(rng.choice((1, 1, 1, 2)) if recursive else 0)]
         total = rng.choice((1, 2, 2, 3, 3, 4))
+        if new.random() < 0.06:
+            total = 5
         while len(picks) < max(total, 1):
             picks.append(rng.choice(lower + (same if recursive and self.chance(0.2) else [])))
         rng.shuffle(picks)
+        apart = recursive and len(picks) <= 3 and new.random() < 0.1
         scope, slots, raw = Scope(), [], []
-        for rel in picks:
-            raw.append((rel, self.atom(rel, scope, slots)))
+        for i, rel in enumerate(picks):
+            raw.append((rel, self.atom(rel, scope, slots, f"_{i}" if apart else "")))
         body: list[Literal] = []
         for rel, args in raw:
-            body.append(Atom(rel.name, tuple(
-                self.expr(scope, kind, recursive) if a is None else a
-                for a, kind in zip(args, rel.types, strict=True))))
+            filled = []
+            for a, kind in zip(args, rel.types, strict=True):
+                if a is None and kind != "symbol" and new.random() < 0.15:
+                    found = self.term_aggregate(lower, scope, kind)
+                    if found is not None:
+                        filled.append(found[0])
+                        continue
+                filled.append(self.expr(scope, kind, recursive) if a is None else a)
+            body.append(Atom(rel.name, tuple(filled)))
         if self.chance(0.3):
             body.append(self.binding(scope, recursive))
         for _ in range(rng.choice((0, 0, 1, 1, 2))):
@@ -367,10 +448,19 @@ class Gen:
                                    negated=self.chance(0.3)))
         if self.chance(0.3):
             body.append(self.negation(lower, scope, recursive))
+        witnesses: dict[str, list[str]] = {t: [] for t in TYPES}
         if self.chance(0.2 if recursive else 0.3):
             literal = self.aggregate(lower, scope)
             if literal is not None:
                 body.append(literal)
+                if new.random() < 0.8:
+                    witnesses = self.witnesses_of(literal, lower, scope)
+        if new.random() < 0.12:
+            literal = self.aggregate_in_arithmetic(lower, scope)
+            if literal is not None:
+                body.append(literal)
+        if new.random() < 0.05:
+            body.append(BoolLit(new.random() < 0.8))
         args: list[Term] = []
         for kind in head.types:
             pick = rng.random()
@@ -383,6 +473,15 @@ class Gen:
                 term = self.expr(scope, kind, recursive)
             computed = not isinstance(term, (Var, Number, Float, String)) or (
                 isinstance(term, Var) and term.name in scope.computed)
+            if witnesses[kind] and new.random() < 0.8:
+                term, computed = Var(new.choice(witnesses[kind])), False
+            elif self.head_aggregates and kind != "symbol" and new.random() < 0.07:
+                found = self.term_aggregate(lower, scope, kind)
+                if found is not None:
+                    term, computed = found[0], False  # a value of a lower stratum's group
+                    if new.random() < 0.3:
+                        term = BinOp("+", term, _constant(new, kind) if kind != "unsigned"
+                                     else Number(1, unsigned=True))
             if recursive and computed:
                 body += self.bounded(term, kind)
             args.append(term)
@@ -390,6 +489,46 @@ class Gen:
         for literal in self.extras(scope, lower):
             body.insert(self.extra.randint(0, len(body)), literal)
         return Clause(Atom(head.name, tuple(args)), tuple(body))
+
+    head_aggregates = True  # LatticeGen: no (its heads get $MIN/$MAX)
+
+    def witnesses_of(self, literal: Comparison, lower: list[Rel], scope: Scope
+                     ) -> dict[str, list[str]]:
+        """The variables of a min/max aggregate's atom that only it grounds (not its
+        target, not the rule's): Soufflé's witnesses, which the head may read
+        (``tallest(s, h) :- h = max x : { height(s, x) }``)."""
+        found: dict[str, list[str]] = {t: [] for t in TYPES}
+        agg = literal.right
+        if not isinstance(agg, Aggregate) or agg.func not in ("min", "max"):
+            return found
+        atom = agg.body[0]
+        rel = next((r for r in lower if r.name == atom.relation), None)
+        if rel is None:
+            return found
+        for arg, kind in zip(atom.args, rel.types, strict=True):
+            if isinstance(arg, Var) and arg != agg.target and \
+                    arg.name not in scope.bound[kind] and arg.name not in found[kind]:
+                found[kind].append(arg.name)
+        return found
+
+    def aggregate_in_arithmetic(self, lower: list[Rel], scope: Scope) -> Comparison | None:
+        """An aggregate inside arithmetic or compared by an order: ``v = count : {..} + 1``
+        with a fresh ``v``, ``x < count : {..}``, ``x * 2 >= sum y : {..}``."""
+        new = self.newest
+        kind = new.choice(("number", "number", "float", "unsigned"))
+        found = self.term_aggregate(lower, scope, kind)
+        if found is None:
+            return None
+        agg: Term = found[0]
+        one = Number(1, unsigned=True) if kind == "unsigned" else _constant(new, kind)
+        if new.random() < 0.5:
+            agg = BinOp(new.choice(("+", "*")) if kind != "float" else "+", agg, one)
+        var = self.var_of(scope, kind)
+        if var is None or new.random() < 0.4:
+            name = scope.new(kind)
+            scope.add(name, kind, computed=True)
+            return Comparison("=", Var(name), agg)
+        return Comparison(new.choice(("<", "<=", ">", ">=", "!=", "=")), var, agg)
 
     def extras(self, scope: Scope, lower: list[Rel]) -> list[Literal]:
         """Forms drawn from the second stream: ``match`` constraints (POSIX classes,
@@ -526,6 +665,56 @@ class Gen:
                 args.append(_constant(self.rng, kind))
         return Clause(Atom(rel.name, tuple(args)), ())
 
+    def widened_clauses(self, rel: Rel, lower: list[Rel]) -> list[Clause]:
+        """Clauses of the fourth stream for a relation: a rule without positive atoms
+        (``r(1, z) :- z = 2 + 3, z > 1.``, ``r(..) :- true.``), a fact with an aggregate
+        (``r(count : { e0(_, 1) }).``), a fact with symbols that need escapes."""
+        new, out = self.newest, []
+        if new.random() < 0.08:
+            kinds = sorted(set(rel.types))
+            body: list[Literal] = [BoolLit(True)]
+            names: dict[str, str] = {}
+            if kinds and new.random() < 0.7:
+                kind = new.choice(kinds)
+                names[kind] = f"z{LETTER[kind]}"
+                body = [Comparison("=", Var(names[kind]), self.expr(Scope(), kind, False))]
+                if new.random() < 0.5:
+                    body.append(Comparison(new.choice(("<", ">=", "!=")), Var(names[kind]),
+                                           _constant(new, kind)))
+            args = tuple(Var(names[k]) if k in names and new.random() < 0.7
+                         else _constant(new, k) for k in rel.types)
+            if not any(isinstance(a, Var) for a in args) and names:
+                body = [BoolLit(True)]
+            out.append(Clause(Atom(rel.name, args), tuple(body)))
+        numeric = [i for i, k in enumerate(rel.types) if k != "symbol"]
+        if numeric and new.random() < 0.06:
+            at = new.choice(numeric)
+            found = self.term_aggregate(lower, Scope(), rel.types[at])
+            if found is not None:
+                args = [_constant(new, k) for k in rel.types]
+                args[at] = found[0]
+                out.append(Clause(Atom(rel.name, tuple(args)), ()))
+        if "symbol" in rel.types and new.random() < 0.06:
+            out.append(Clause(Atom(rel.name, tuple(
+                String(new.choice(('q"t', "b\\", "t\tab", "a\\\"", "\n"))) if k == "symbol"
+                else _constant(new, k) for k in rel.types)), ()))
+        return out
+
+    def equivalence(self, name: str, lower: list[Rel]) -> tuple[Rel, list[Clause]]:
+        """``.decl r(a: T, b: T) eqrel`` as its rules (the parser expands it so):
+        symmetric and transitive, with one or two random rules feeding it."""
+        new = self.newest
+        kind = new.choice(("number", "number", "symbol", "unsigned", "float"))
+        rel = Rel(f"{self.prefix}{name}", (kind, kind), 1)
+        clauses = [self.rule(rel, lower, [], False) for _ in range(new.choice((1, 2)))]
+        if new.random() < 0.3:
+            clauses.append(self.fact(rel, expressions=False))
+        x, y, z = Var("x"), Var("y"), Var("z")
+        clauses.append(Clause(Atom(rel.name, (y, x)), (Atom(rel.name, (x, y)),)))
+        clauses.append(Clause(Atom(rel.name, (x, z)),
+                              (Atom(rel.name, (x, y)), Atom(rel.name, (y, z)))))
+        return rel, clauses
+
     # -- programs -----------------------------------------------------------------------
 
     def relation(self, name: str, level: int, max_arity: int = 4) -> Rel:
@@ -548,7 +737,14 @@ class Gen:
             rows = {tuple(_value(rng, k) for k in rel.types) for _ in range(rng.randint(0, 8))}
             self.place_rows(rel, rows, facts, clauses, directives)
         lower, derived, count = list(inputs), [], 0
+        new = self.newest
         for _ in range(rng.randint(1, max_groups)):
+            if new.random() < 0.12:  # an equivalence relation (what ``eqrel`` expands to)
+                rel, more = self.equivalence(f"r{count}", lower)
+                clauses += more
+                count += 1
+                lower.append(rel)
+                derived.append(rel)
             size = rng.choice((1, 1, 1, 2, 2, 3))
             group = [self.relation(f"r{count + i}", 1) for i in range(size)]
             count += size
@@ -559,6 +755,11 @@ class Gen:
                     clauses.append(self.fact(rel))
                 for _ in range(rng.choice((0, 1, 1, 2)) if recursive else rng.choice((0, 0, 1))):
                     clauses.append(self.rule(rel, lower, group, recursive))
+                clauses += self.widened_clauses(rel, lower)
+                if rel.types and new.random() < 0.08:  # rules and input rows both
+                    facts[rel.name] = {tuple(_value(new, k) for k in rel.types)
+                                       for _ in range(new.randint(1, 4))}
+                    directives.append(Directive("input", rel.name))
             lower += group
             derived += group
         directives += [Directive("output", r.name) for r in derived]
@@ -661,6 +862,8 @@ class Edge:
 
 class LatticeGen(Gen):
     """Draws one program with lattice relations; every choice comes from ``rng``."""
+
+    head_aggregates = False
 
     # -- inputs -------------------------------------------------------------------------
 

@@ -424,3 +424,35 @@ def test_generated_programs_terminate_in_the_reference():
         program, facts = generate(seed)
         result = evaluate(program, facts)
         assert all(len(rows) < 2000 for rows in result.values()), seed
+
+
+def test_unsigned_literals_and_inputs_wrap_and_order_as_unsigned():
+    """``1u - 3u`` is 2^64 - 2, so ``min(4u, 1u - 3u)`` is 4 (the reference once took the
+    literals as signed numbers and answered -2); input rows of unsigned columns and sums of
+    unsigned values are unsigned too. Values worked out by hand."""
+    from sparklog.syntax.parser import parse
+
+    text = """
+    .decl u(x:unsigned)
+    .decl a(x:unsigned)
+    .decl b(x:unsigned)
+    .decl d(x:number)
+    .decl f(x:float)
+    .decl h(x:unsigned)
+    .decl m(x:unsigned)
+    u(2u). u(5u).
+    a(min(4u, 1u - 3u)).
+    b(y) :- u(x), y = x - 3u, y > 1u.
+    d(to_number(x - 3u)) :- u(x).
+    f(to_float(x - 3u)) :- u(x), x < 3u.
+    h(s) :- s = sum x - 3u : { u(x) }.
+    m(v) :- v = max x - 3u : { u(x) }.
+    """
+    got = evaluate(parse(text), {"u": {(7,)}})
+    top = (1 << 64) - 1
+    assert got["a"] == {(4,)}
+    assert got["b"] == {(2,), (4,), (top,)}
+    assert got["d"] == {(-1,), (2,), (4,)}
+    assert got["f"] == {(float(top),)}
+    assert got["h"] == {(5,)}  # (2^64 - 1) + 2 + 4, modulo 2^64
+    assert got["m"] == {(top,)}
