@@ -255,3 +255,34 @@ def test_records_derive_what_their_fields_written_out_derive(k, e, f, g):
     facts = {"e": e, "f": f, "g": g}
     got, expected = evaluate(records, facts), evaluate(fields, facts)
     assert {name: got[name] for name, _ in decls} == {name: expected[name] for name, _ in decls}
+
+
+_ADT_RULES = [
+    ("t(x) :- e($A(x)).", "t(x) :- e(0, x, 0, 0)."),
+    ("u(v) :- e(v), v != $B(K, K).", "u(t, a, b, c) :- e(t, a, b, c), "
+     "(t != 1 ; a != 0 ; b != K ; c != K)."),
+    ("w($B(y, x)) :- e($B(x, y)). w($A(K)) :- e($C).", "w(1, 0, y, x) :- e(1, 0, x, y). "
+     "w(0, K, 0, 0) :- e(2, 0, 0, 0)."),
+    ("z(v) :- e(v), e(y), v = y, v != $C.", "z(t, a, b, c) :- e(t, a, b, c), "
+     "(t != 2 ; a != 0 ; b != 0 ; c != 0)."),
+]
+_VALUES = st.sets(st.one_of(st.tuples(st.just(0), st.integers(0, 2), st.just(0), st.just(0)),
+                            st.tuples(st.just(1), st.just(0), st.integers(0, 2),
+                                      st.integers(0, 2)),
+                            st.just((2, 0, 0, 0))), max_size=6)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 2), _VALUES)
+def test_adts_derive_what_their_columns_written_out_derive(k, e):
+    """The same for algebraic data types: a value of ``S`` by hand is its branch's number
+    and every branch's fields, the other branches' 0 (records.py's layout)."""
+    adt = ".type S = A {x: number} | B {x: number, y: number} | C {}\n.decl e(v: S)\n" \
+        ".decl t(x: number)\n" + "".join(f".decl {r}(v: S)\n" for r in "uwz")
+    four = "t: number, a: number, b: number, c: number"
+    by_hand = f".decl e({four})\n.decl t(x: number)\n" + \
+        "".join(f".decl {r}({four})\n" for r in "uwz")
+    with_adts = parse(adt + "\n".join(r.replace("K", str(k)) for r, _ in _ADT_RULES))
+    fields = parse(by_hand + "\n".join(h.replace("K", str(k)) for _, h in _ADT_RULES))
+    got, expected = evaluate(with_adts, {"e": e}), evaluate(fields, {"e": e})
+    assert {r: got[r] for r in "tuwz"} == {r: expected[r] for r in "tuwz"}
