@@ -22,6 +22,14 @@ from sparklog.syntax import nodes as n
 from sparklog.syntax.parser import parse, parse_file
 
 
+def _changed(program: n.Program, before: n.Program) -> bool:
+    """Whether a rewrite pass changed a clause or a declaration (it rebuilds the tuples
+    around the same nodes when it rewrote nothing)."""
+    return any(len(a) != len(b) or any(x is not y for x, y in zip(a, b))
+               for a, b in ((program.clauses, before.clauses), (program.decls, before.decls))
+               ) or program.directives != before.directives or program.types != before.types
+
+
 class Program:
     """A parsed, checked and planned Datalog program.
 
@@ -51,6 +59,8 @@ class Program:
                 program, made, chosen = rewrite(checked, strategy, shapes or {})
                 trusted |= made
                 choices += chosen
+                if not _changed(program, checked.program):
+                    continue  # nothing rewritten: it is checked already
                 checked = check(program, trusted)
             self._rewritten[key] = (checked.program, choices)
             self._plans[key + (False,)] = planned(checked, with_indexes=False)
