@@ -34,7 +34,7 @@ from dataclasses import replace
 from sparklog.errors import CheckError, Diagnostic, Span
 from sparklog.syntax import nodes as n
 from sparklog.syntax.fold import fact
-from sparklog.syntax.walk import literal_terms, subterms
+from sparklog.syntax.walk import literal_terms, nested_literals, subterms
 
 RECORD = "record"  # TypeDecl.base of a record type
 
@@ -50,25 +50,14 @@ def flatten(program: n.Program) -> n.Program:
     records = {t.name: t for t in program.types
                if t.fields is not None or t.branches is not None}
     uses = any(isinstance(t, n.Record | n.Branch) for c in program.clauses
-               for t in _all_terms(c))
+               for lit in nested_literals(c) for term in literal_terms(lit)
+               for t in subterms(term))
     if not records and not uses:
         return program
     try:
         return _Flattener(program, records).program()
     except _Error as exc:
         raise CheckError(exc.diagnostic, program.source_map()) from None
-
-
-def _all_terms(clause: n.Clause):
-    """Every term of a clause, inside aggregate bodies too."""
-    stack: list[n.Literal] = [clause.head, *clause.body]
-    while stack:
-        lit = stack.pop()
-        for term in literal_terms(lit):
-            for sub in subterms(term):
-                yield sub
-                if isinstance(sub, n.Aggregate):
-                    stack.extend(sub.body)
 
 
 class _Flattener:
@@ -218,9 +207,7 @@ class _Flattener:
         columns it stands in, then through equalities until nothing changes."""
         atoms: list[n.Atom] = []
         comparisons: list[n.Comparison] = []
-        stack: list[n.Literal] = [clause.head, *clause.body]
-        while stack:
-            lit = stack.pop()
+        for lit in nested_literals(clause):
             match lit:
                 case n.Atom():
                     atoms.append(lit)
@@ -228,10 +215,6 @@ class _Flattener:
                     atoms.append(atom)
                 case n.Comparison():
                     comparisons.append(lit)
-            for term in literal_terms(lit):
-                for sub in subterms(term):
-                    if isinstance(sub, n.Aggregate):
-                        stack.extend(sub.body)
         for atom in atoms:
             types = self.column_types(atom.relation)
             if types is None or len(types) != len(atom.args):

@@ -46,6 +46,17 @@ def clause_terms(clause: n.Clause) -> Iterator[n.Term]:
             yield from subterms(term)
 
 
+def nested_literals(clause: n.Clause) -> Iterator[n.Literal]:
+    """The head and every body literal, those inside aggregate bodies (nested too)."""
+    stack: list[n.Literal] = [clause.head, *clause.body]
+    while stack:
+        lit = stack.pop()
+        yield lit
+        for term in literal_terms(lit):
+            stack.extend(x for sub in subterms(term) if isinstance(sub, n.Aggregate)
+                         for x in sub.body)
+
+
 def variables(*terms: n.Term) -> set[str]:
     """The variables of some terms (not inside aggregate bodies)."""
     return {t.name for term in terms for t in subterms(term) if isinstance(t, n.Var)}
