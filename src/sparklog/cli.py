@@ -483,13 +483,13 @@ def _write_outputs(program, result, output: str) -> None:
             target = output_target(d, Path(output if output != "-" else "."))
             decl = program.ast.decl(d.relation)
             records = decl.records if decl is not None else ()
-            if output == "-" or target.kind == "stdout":
-                printed.append(_stdout_block(d.relation, df, kinds, records))
-                continue
             header = None
             if (d.param("headers") or "false").lower() == "true":
                 header = target.delimiter.join(
                     [name for name, _ in records] or [a.name for a in decl.attributes])
+            if output == "-" or target.kind == "stdout":
+                printed.append(_stdout_block(d.relation, df, kinds, records, target, header))
+                continue
             writer.write(target, df, kinds, header, records)
         writer.commit()
     finally:
@@ -498,15 +498,18 @@ def _write_outputs(program, result, output: str) -> None:
         print("\n".join(printed))
 
 
-def _stdout_block(name: str, df, kinds, records=()) -> str:
-    """Soufflé's -D - format; the rows are the program's final output."""
+def _stdout_block(name: str, df, kinds, records, target, header: str | None) -> str:
+    """Soufflé's -D - format (WriteCoutCSV): the relation's name, its header line with
+    ``headers=true``, then its rows in the directive's delimiter, quoted as ``rfc4180=true``
+    asks; the rows are the program's final output."""
     from sparklog.io.facts import as_text_lines
 
     if df.columns:  # sorted output; a nullary relation has nothing to sort by
         df = df.sortWithinPartitions(*df.columns).coalesce(1).sortWithinPartitions(*df.columns)
-    lines = as_text_lines(df.coalesce(1), kinds, "\t", records=records)
+    lines = as_text_lines(df.coalesce(1), kinds, target.delimiter, target.rfc4180, records)
     body = [r["value"] for r in lines.toLocalIterator()]
-    return "\n".join(["---------------", name, "===============", *body, "==============="])
+    return "\n".join(["---------------", name, *([header] if header is not None else []),
+                      "===============", *body, "==============="])
 
 
 def _write_json(path: Path, records) -> None:

@@ -63,6 +63,22 @@ def test_dash_d_prints_to_stdout(spark, tc_dir, capsys):
     assert "---------------\ntc\n===============\n1\t2\n" in out
 
 
+def test_stdout_keeps_the_directives_delimiter_quoting_and_header(spark, tmp_path, capsys):
+    """As Soufflé's WriteCoutCSV: ``IO=stdout`` (and ``-D -``) print with the directive's
+    ``delimiter``, ``rfc4180`` (symbols quoted, a comma by default) and ``headers``."""
+    program = tmp_path / "out.dl"
+    program.write_text('.decl s(a: symbol, n: number, f: float)\n'
+                       's("hello, world", 1, 0.5).\ns("q\\"uote", 3, 2.0).\n'
+                       '.output s(IO=stdout, rfc4180=true, headers=true)\n'
+                       '.decl t(a: symbol, n: number)\nt("x y", 1).\n'
+                       '.output t(delimiter="|")\n')
+    assert sparklog(str(program), "-D", "-") == 0
+    out = capsys.readouterr().out
+    assert '---------------\ns\na,n,f\n===============\n"hello, world",1,0.5\n' \
+        '"q""uote",3,2\n===============\n' in out
+    assert "---------------\nt\n===============\nx y|1\n===============\n" in out
+
+
 def test_bad_facts_fail_with_file_and_line_and_keep_earlier_output(spark, tc_dir, capsys):
     out = tc_dir / "out"
     assert sparklog(str(tc_dir / "tc.dl"), "-F", str(tc_dir / "facts"), "-D", str(out)) == 0
