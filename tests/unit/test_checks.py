@@ -15,6 +15,10 @@ DECLS = """.decl edge(x:number, y:number)
 """
 
 
+COUNTER = ("__ITERATION__ (Soufflé's count of a recursion's iterations) is not supported: "
+           "sparklog's rounds are not numbered as Soufflé's iterations")
+
+
 def errors(body: str) -> list[str]:
     with pytest.raises(CheckError) as err:
         check(parse(DECLS + body, "c.dl"))
@@ -38,6 +42,11 @@ def errors(body: str) -> list[str]:
     ("p(x).", "5:3 a fact's arguments must be constants"),
     ("p(autoinc()) :- edge(_, _).", "5:3 autoinc() numbers tuples in Soufflé's evaluation "
      "order, which a distributed engine does not have: not supported"),
+    # Soufflé's iteration counter, refused wherever it stands (as an atom's argument it
+    # would otherwise bind like a variable)
+    ("p(x) :- edge(x, _), __ITERATION__ < 3.", f"5:21 {COUNTER}"),
+    ("p(x) :- edge(__ITERATION__, x).", f"5:14 {COUNTER}"),
+    ("p(n) :- n = count : { edge(__ITERATION__, _) }.", f"5:28 {COUNTER}"),
     # inside an aggregate's body: the same checks, reported once
     ("p(n) :- n = count : { i = nofunctor(0, 3) }.", "5:27 unknown functor nofunctor"),
     ('p(n) :- n = count : { edge(x, _), name(y), x < y }.',

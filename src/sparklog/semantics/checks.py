@@ -14,7 +14,7 @@ from sparklog.semantics.lattices import Lattice, lattices
 from sparklog.semantics.strata import Stratum, stratify
 from sparklog.syntax import nodes as n
 from sparklog.syntax.walk import (aggregates, body_variables, literal_terms, map_terms,
-                                  subterms, variables)
+                                  nested_literals, subterms, variables)
 
 NUMERIC = ("number", "unsigned", "float")
 
@@ -272,9 +272,28 @@ def _check_clause(clause: n.Clause, kinds: dict[str, tuple[str, ...]], rep: Repo
         for sub in subterms(arg):
             if isinstance(sub, n.Wildcard):
                 rep.error(sub.span, "underscore in the head of a clause")
+    if not _check_counter(clause, rep):
+        return
     _check_types(clause, kinds, rep)
     _check_generators(clause, rep)
     _check_grounded(clause, rep)
+
+
+ITERATION = "__ITERATION__"  # Soufflé's counter of a recursion's fixpoint iterations
+
+
+def _check_counter(clause: n.Clause, rep: Reporter) -> bool:
+    """Refuse Soufflé's ``__ITERATION__``: its value is the number of the semi-naive
+    iteration that evaluates the rule, which sparklog's rounds do not keep as Soufflé's do
+    (a lagging index, a closure's strategy, a total one round behind its contributions
+    move a derivation to another round). Read as an ordinary variable it would bind to
+    anything, a silent wrong answer. False if the clause has one."""
+    found = [t for lit in nested_literals(clause) for term in literal_terms(lit)
+             for t in subterms(term) if isinstance(t, n.Var) and t.name == ITERATION]
+    for var in found:
+        rep.error(var.span, f"{ITERATION} (Soufflé's count of a recursion's iterations) is "
+                  "not supported: sparklog's rounds are not numbered as Soufflé's iterations")
+    return not found
 
 
 def _check_generators(clause: n.Clause, rep: Reporter) -> None:

@@ -75,7 +75,8 @@ def diagnose(exc: lark.exceptions.UnexpectedInput, text: str, file: str,
 
 
 # Soufflé's directives that sparklog does not read, and what they are
-_SOUFFLE_ONLY = {"functor": "user-defined functors (.functor)"}
+_SOUFFLE_ONLY = {"functor": "user-defined functors (.functor)",
+                 "debug_delta": "each iteration's new tuples written out (.debug_delta)"}
 
 
 _DIRECTIVES = {"decl", "type", "lattice", "input", "output", "printsize", "limitsize", "pragma",
