@@ -198,7 +198,10 @@ class _Builder(Transformer):
 
     @v_args(meta=True)
     def adt_type(self, meta, items):
-        branches = tuple(b for b in items[2:] if isinstance(b, tuple))
+        # in the order of their names, as Soufflé numbers them (AlgebraicDataType::
+        # setBranches): a value's branch number, and so the order rows print in, is Soufflé's
+        branches = tuple(sorted((b for b in items[2:] if isinstance(b, tuple)),
+                                key=lambda b: b[0]))
         return n.TypeDecl(str(items[0]), "adt", False, self._span(meta), branches=branches)
 
     def adt_branch(self, items):

@@ -12,8 +12,9 @@ relation's declaration keeps its declared columns (``Decl.records``) so that out
 records as Soufflé does: ``[1, b]``, nested ``[[1, 2], 3]``.
 
 An algebraic data type (``.type Shape = Circle {r: number} | Dot {}``) that does not
-contain itself is stored the same way: a column for the branch (its place in the
-declaration) and then every branch's fields, those of the other branches 0, 0.0 or the
+contain itself is stored the same way: a column for the branch (its place among
+the branches in the order of their names, as Soufflé numbers them) and then every branch's
+fields, those of the other branches 0, 0.0 or the
 empty symbol, so that two values are equal exactly when their columns are. ``$Circle(r)``
 in a body matches the branch's number and reads its fields; outputs print ``$Circle(2)``
 and ``$Dot``.
