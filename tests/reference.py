@@ -15,6 +15,7 @@ from collections.abc import Iterator
 
 import networkx as nx
 
+from sparklog.syntax import subsumption
 from sparklog.syntax.nodes import (
     Aggregate, Atom, BinOp, BoolLit, Call, Clause, Comparison, Constraint, Float, HeadAggregate,
     Literal, Negation, Number, Program, String, Term, UnaryOp, Var, Wildcard,
@@ -956,7 +957,7 @@ def _seed_symbols(ev: Evaluator, program: Program, inputs: dict[str, set[tuple]]
 def evaluate(program: Program, inputs: dict[str, set[tuple]] | None = None,
              functors: dict[str, object] | None = None) -> dict[str, set[tuple]]:
     """Every declared (and every derived) relation's tuples after evaluating ``program``."""
-    inputs = inputs or {}
+    inputs = subsumption.inputs_of(program, inputs or {})  # r's rows fill r@all
     ev = Evaluator(program)
     ev.functors = dict(functors or {})
     _seed_symbols(ev, program, inputs)

@@ -19,6 +19,7 @@ from sparklog.rewrite.indexes import add_indexes
 from sparklog.options import DEFAULTS, NAMES, Options
 from sparklog.semantics.checks import Checked, check
 from sparklog.syntax import nodes as n
+from sparklog.syntax import subsumption
 from sparklog.syntax.parser import parse, parse_file
 
 
@@ -208,6 +209,7 @@ class Engine:
 
         if isinstance(program, str):
             program = Program.from_text(program)
+        inputs = subsumption.inputs_of(program.ast, dict(inputs or {}))
         previous = session.apply_required(self.spark)
         try:  # auto's measurement reads the inputs with the settings a run needs
             shapes = self.shapes(program, dict(inputs or {}), Path(facts_dir or "."))

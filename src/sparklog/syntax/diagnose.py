@@ -56,10 +56,6 @@ def diagnose(exc: lark.exceptions.UnexpectedInput, text: str, file: str,
     if "DOT" in expected and (end or _line_break_before(text, pos)):
         rule_end = len(text[:pos].rstrip())  # the rule ends on an earlier line
         return Diagnostic(_span(file, text, rule_end), "missing '.' at the end of this rule")
-    if token is not None and str(token) == "<=" and any(terminals.get(e) == ":-"
-                                                        for e in expected):
-        return Diagnostic(_span(file, text, pos), "subsumption (a(x) <= a(y) :- ...): a "
-                          "Soufflé feature sparklog does not support")
     if text[max(0, pos - 6):pos + 7] == "choice-domain":
         return Diagnostic(_span(file, text, pos - 6), "choice domains (choice-domain): a "
                           "Soufflé feature sparklog does not support")

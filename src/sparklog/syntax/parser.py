@@ -15,7 +15,7 @@ from lark import Token, Transformer, v_args
 from sparklog.errors import Diagnostic, ParseError, Span
 from sparklog.syntax import components as comp
 from sparklog.syntax import nodes as n
-from sparklog.syntax import records
+from sparklog.syntax import records, subsumption
 from sparklog.syntax.diagnose import diagnose
 from sparklog.syntax.fold import fact
 from sparklog.syntax.preprocess import has_directives, preprocess
@@ -339,6 +339,16 @@ class _Builder(Transformer):
     def rule_clause(self, meta, items):
         return ("clause", items[0], items[1], self._span(meta))
 
+    @v_args(meta=True)
+    def subsumption_clause(self, meta, items):
+        dominated, dominating = (i for i in items if isinstance(i, n.Atom))
+        op = next(i for i in items if getattr(i, "type", None) == "COMPARE")
+        bodies = next(i for i in items if isinstance(i, list))
+        if str(op) != "<=":
+            raise ParseError(Diagnostic(self._span(meta), f"'{op}' between two atoms: a "
+                                        "subsumption is written a(x) <= a(y) :- ..."))
+        return ("subsume", dominated, dominating, bodies, self._span(meta))
+
     def disjunction(self, items):
         return [alt for conj in items for alt in conj]  # a list of alternative bodies
 
@@ -512,7 +522,7 @@ def _first_span(alternatives) -> Span:
 
 def _assemble(tree, file: str, text: str) -> n.Program:
     """Split the top-level items by kind and expand each rule into Horn clauses."""
-    types, decls, clauses, directives, lattices = [], [], [], [], []
+    types, decls, clauses, directives, lattices, subsumptions = [], [], [], [], [], []
     for item in comp.expand(list(tree.children), {file: text}):
         match item:
             case n.TypeDecl():
@@ -529,11 +539,15 @@ def _assemble(tree, file: str, text: str) -> n.Program:
                 clauses.extend(fact(h, span) for h in heads)
             case ("clause", heads, bodies, span):
                 clauses.extend(n.Clause(h, tuple(body), span) for body in bodies for h in heads)
+            case ("subsume", dominated, dominating, bodies, span):
+                subsumptions.extend(subsumption.Subsumption(dominated, dominating, tuple(body),
+                                                            span) for body in bodies)
             case _:
                 raise AssertionError(f"unexpected item {item!r}")
     clauses = [_head_aggregates(c) for c in clauses]
-    return records.flatten(n.Program(tuple(types), tuple(decls), tuple(clauses),
-                                     tuple(directives), ((file, text),), tuple(lattices)))
+    program = n.Program(tuple(types), tuple(decls), tuple(clauses), tuple(directives),
+                        ((file, text),), tuple(lattices))
+    return records.flatten(subsumption.rewrite(program, subsumptions))
 
 
 _HEAD_AGGREGATE = "@h"  # prefix of the variable that an aggregate in a head becomes
