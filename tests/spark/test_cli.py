@@ -66,7 +66,7 @@ def test_dash_d_prints_to_stdout(spark, tc_dir, capsys):
 def test_subsumption_reads_its_input_and_outputs_what_survives(spark, tmp_path):
     """``best.facts`` fills the subsumed relation's rows (syntax/subsumption.py renames its
     input), the output holds each key's greatest value, and a rule reading it sees only
-    those; intervals in records keep the widest."""
+    those; intervals in records keep the widest; a recursive least distance is $MIN."""
     program = tmp_path / "sub.dl"
     program.write_text(".type P = [a: number, b: number]\n"
                        ".decl best(k: number, v: number)\n.input best\n.output best\n"
@@ -74,13 +74,19 @@ def test_subsumption_reads_its_input_and_outputs_what_survives(spark, tmp_path):
                        ".decl twice(k: number, v: number)\ntwice(k, 2 * v) :- best(k, v).\n"
                        ".output twice\n.decl iv(n: symbol, i: P)\n"
                        'iv("x", [0, 5]). iv("x", [1, 3]). iv("x", [2, 9]). iv("y", [4, 4]).\n'
-                       "iv(n, [a, b]) <= iv(n, [c, d]) :- a >= c, b <= d.\n.output iv\n")
+                       "iv(n, [a, b]) <= iv(n, [c, d]) :- a >= c, b <= d.\n.output iv\n"
+                       # recursive: Soufflé's shortest-path idiom, run as $MIN
+                       ".decl e(x: number, y: number, w: number)\ne(1, 2, 5). e(2, 3, 1).\n"
+                       "e(1, 3, 9). e(3, 1, 1). e(3, 4, 2).\n.decl dist(x: number, d: number)\n"
+                       "dist(1, 0).\ndist(y, d + w) :- dist(x, d), e(x, y, w).\n"
+                       "dist(x, d1) <= dist(x, d2) :- d2 <= d1.\n.output dist\n")
     (tmp_path / "best.facts").write_text("1\t5\n1\t7\n2\t3\n")
     assert sparklog(str(program), "-F", str(tmp_path), "-D", str(tmp_path / "out")) == 0
     read = lambda name: sorted((tmp_path / "out" / f"{name}.csv").read_text().splitlines())
     assert read("best") == ["1\t7", "2\t3"]
     assert read("twice") == ["1\t14", "2\t6"]
     assert read("iv") == ["x\t[0, 5]", "x\t[2, 9]", "y\t[4, 4]"]
+    assert read("dist") == ["1\t0", "2\t5", "3\t6", "4\t8"]
 
 
 def test_stdout_keeps_the_directives_delimiter_quoting_and_header(spark, tmp_path, capsys):

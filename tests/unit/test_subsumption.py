@@ -65,13 +65,54 @@ def test_a_dominance_keeps_each_keys_greatest(rows, op):
     assert got["s"] == best
 
 
+SSSP = """.decl edge(x:number, y:number, w:number)
+.input edge
+.decl dist(x:number, d:number)
+dist(0, 0).
+dist(y, d + w) :- dist(x, d), edge(x, y, w).
+dist(x, d1) <= dist(x, d2) :- d2 <= d1.
+"""
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.sets(st.tuples(st.integers(0, 5), st.integers(0, 5), st.integers(0, 9)),
+               max_size=14))
+def test_a_recursive_minimum_is_dijkstra(edges):
+    """Soufflé's shortest-path idiom: a recursive relation whose subsumption keeps one
+    column's least value runs as ``$MIN`` (cycles included), and equals Dijkstra's."""
+    import networkx as nx
+
+    g = nx.DiGraph()
+    g.add_node(0)
+    for a, b, w in edges:
+        if not g.has_edge(a, b) or g[a][b]["weight"] > w:
+            g.add_edge(a, b, weight=w)
+    want = set(nx.single_source_dijkstra_path_length(g, 0).items())
+    assert _rows(SSSP, {"edge": edges})["dist"] == want
+
+
+def test_a_recursive_maximum_and_the_sides_either_way():
+    """``c1 < c2`` keeps the greatest (the widest path), ``d2 > d1`` written the other way
+    round as well."""
+    text = (".decl e(x:number, y:number, w:number)\ne(1,2,5). e(2,3,1). e(1,3,9). e(3,1,1).\n"
+            "e(3,4,2).\n.decl wide(x:number, c:number)\nwide(1, 100).\n"
+            "wide(y, min(c, w)) :- wide(x, c), e(x, y, w).\n"
+            "wide(x, c1) <= wide(x, c2) :- c2 > c1.\n")
+    assert _rows(text)["wide"] == {(1, 100), (2, 5), (3, 9), (4, 2)}
+
+
 @pytest.mark.parametrize("text, where, message", [
     (".decl a(x:number)\n.decl b(x:number)\na(x) <= b(y) :- x < y.", "s.dl:3:9",
      "a subsumption relates two tuples of one relation: a and b"),
     (".decl a(x:number)\na(x, z) <= a(y, w) :- x < y.", "s.dl:2:1", "relation a has arity 1"),
+    # recursive, and its dominance no extremum of one column (the whole tuple here)
     (".decl a(x:number)\n.decl e(x:number, y:number)\na(x) :- e(x, _).\n"
      "a(y) :- a(x), e(x, y).\na(x) <= a(y) :- x < y.", "s.dl:5:1",
      "subsumption of a, whose rules read it (directly or through others)"),
+    # recursive, with two dominances that disagree: neither is dropped silently
+    (".decl a(k:number, v:number)\n.decl e(x:number, y:number)\na(x, 0) :- e(x, _).\n"
+     "a(y, v + 1) :- a(x, v), e(x, y), v < 5.\na(k, v) <= a(k, w) :- v < w.\n"
+     "a(k, v) <= a(k, w) :- v > w.", "s.dl:5:1", "subsumption of a, whose rules read it"),
 ])
 def test_refusals_name_the_place(text, where, message):
     with pytest.raises(CheckError) as err:

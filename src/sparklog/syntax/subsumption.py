@@ -12,9 +12,12 @@ so that r holds the tuples no other tuple of r dominates, and every other rule r
 Two equal tuples never subsume each other (``r(x) <= r(y) :- x <= y`` would otherwise drop
 every tuple), as Soufflé's own tests have it: its interval analysis (``leq``) keeps each
 widest interval although the rule holds of an interval and itself. A relation whose rules
-read it, directly or through others, is refused: Soufflé deletes dominated tuples inside
-the recursion, round by round, which a rewrite into strata does not do (where a domination
-is a minimum or a maximum of one column, ``$MIN``/``$MAX`` say it in sparklog).
+read it, directly or through others, is refused (Soufflé deletes dominated tuples inside
+the recursion, round by round, which a rewrite into strata does not do), unless every
+subsumption of it keeps one column's least or greatest value for the others, Soufflé's
+shortest-path idiom ``dist(x, d1) <= dist(x, d2) :- d2 <= d1.``: that is a lattice, and
+its rules become ``$MIN``/``$MAX`` on the column (semantics/lattices.py checks them), whose
+combine step drops a dominated value where Soufflé's deletion does, inside the recursion.
 """
 
 from __future__ import annotations
@@ -44,9 +47,20 @@ def rewrite(program: n.Program, subsumptions: list[Subsumption]) -> n.Program:
     """``program`` with each subsumed relation computed as above; itself if there are none."""
     if not subsumptions:
         return program
-    problems = list(_problems(program, subsumptions))
+    recursive = _recursive(program)
+    lattice = {}
+    for relation in {s.dominated.relation for s in subsumptions} & recursive:
+        # a recursive relation whose every subsumption is one extremum of one column
+        found = {_extremum(s) for s in subsumptions if s.dominated.relation == relation}
+        if len(found) == 1 and None not in found:
+            lattice[relation] = found.pop()
+    subsumptions = [s for s in subsumptions if s.dominated.relation not in lattice]
+    problems = list(_problems(program, subsumptions, recursive))
     if problems:
         raise CheckError(problems, program.source_map())
+    program = _as_lattices(program, lattice)
+    if not subsumptions:
+        return program
     subsumed = {s.dominated.relation for s in subsumptions}
 
     def rename(node, relation: str):
@@ -112,9 +126,50 @@ def inputs_of(program: n.Program, inputs: dict) -> dict:
             for name, rows in inputs.items()}
 
 
-def _problems(program: n.Program, subsumptions: list[Subsumption]):
-    """What stops the rewrite: atoms of two relations, an undeclared relation, a width
-    that is not the relation's, or a relation that depends on itself."""
+def _extremum(s: Subsumption) -> tuple[int, str] | None:
+    """(column, "max" or "min") if ``s`` says ``r(k.., v) <= r(k.., w) :- v < w`` (or
+    ``<=``, or ``>``/``>=`` for min, either side written first): the same variables in
+    every other column (one at least: a key), one comparison of the two values; else
+    None."""
+    a, b = s.dominated.args, s.dominating.args
+    differ = [i for i, (x, y) in enumerate(zip(a, b)) if x != y]
+    if (len(s.body) != 1 or len(differ) != 1 or len(a) != len(b) or len(a) < 2
+            or not all(isinstance(t, n.Var) for t in a + b)
+            or len({t.name for t in a}) != len(a) or len({t.name for t in b}) != len(b)):
+        return None
+    column, (cmp,) = differ[0], s.body
+    v, w = a[column], b[column]
+    if not isinstance(cmp, n.Comparison) or cmp.op not in ("<", "<=", ">", ">="):
+        return None
+    sides = (cmp.left, cmp.right)
+    if sides == (v, w):
+        grows = cmp.op in ("<", "<=")  # the dominated value is below: keep the greatest
+    elif sides == (w, v):
+        grows = cmp.op in (">", ">=")
+    else:
+        return None
+    return column, "max" if grows else "min"
+
+
+def _as_lattices(program: n.Program, lattice: dict[str, tuple[int, str]]) -> n.Program:
+    """Every fact and rule of each relation in ``lattice`` with its column as ``$MAX`` or
+    ``$MIN`` (rules that already aggregate it are left to the checker)."""
+    if not lattice:
+        return program
+    clauses = []
+    for c in program.clauses:
+        if c.head.relation in lattice and not c.is_fact:
+            column, func = lattice[c.head.relation]
+            args = list(c.head.args)
+            if not isinstance(args[column], n.HeadAggregate):
+                args[column] = n.HeadAggregate(func, args[column], args[column].span)
+            c = dataclasses.replace(c, head=dataclasses.replace(c.head, args=tuple(args)))
+        clauses.append(c)
+    return dataclasses.replace(program, clauses=tuple(clauses))
+
+
+def _recursive(program: n.Program) -> set[str]:
+    """The relations whose rules read them, directly or through others."""
     reads: dict[str, set[str]] = {}
     for clause in program.clauses:
         for lit in nested_literals(clause):
@@ -126,6 +181,12 @@ def _problems(program: n.Program, subsumptions: list[Subsumption]):
     for component in sccs(sorted(nodes), reads):
         if len(component) > 1 or component[0] in reads.get(component[0], ()):
             recursive |= set(component)
+    return recursive
+
+
+def _problems(program: n.Program, subsumptions: list[Subsumption], recursive: set[str]):
+    """What stops the rewrite: atoms of two relations, an undeclared relation, a width
+    that is not the relation's, or a relation that depends on itself."""
     for s in subsumptions:
         a, b = s.dominated, s.dominating
         decl = program.decl(a.relation)
