@@ -109,6 +109,14 @@ def test_a_recursive_maximum_and_the_sides_either_way():
     (".decl a(x:number)\n.decl e(x:number, y:number)\na(x) :- e(x, _).\n"
      "a(y) :- a(x), e(x, y).\na(x) <= a(y) :- x < y.", "s.dl:5:1",
      "subsumption of a, whose rules read it (directly or through others)"),
+    # a recursive relation's extremum is checked as any subsumption is
+    (".decl a(x:number, v:number)\n.decl b(x:number, v:number)\n.decl e(x:number, y:number)\n"
+     "a(x, 0) :- e(x, _).\na(y, v + 1) :- a(x, v), e(x, y), v < 3.\n"
+     "a(x, v) <= b(x, w) :- v < w.", "s.dl:6:12",
+     "a subsumption relates two tuples of one relation: a and b"),
+    (".decl a(x:number, v:number)\n.decl e(x:number, y:number)\na(x, 0) :- e(x, _).\n"
+     "a(y, v + 1) :- a(x, v), e(x, y), v < 3.\na(x, v, z) <= a(x, w, z) :- v < w.",
+     "s.dl:5:1", "relation a has arity 2"),
     # recursive, with two dominances that disagree: neither is dropped silently
     (".decl a(k:number, v:number)\n.decl e(x:number, y:number)\na(x, 0) :- e(x, _).\n"
      "a(y, v + 1) :- a(x, v), e(x, y), v < 5.\na(k, v) <= a(k, w) :- v < w.\n"

@@ -54,10 +54,10 @@ def rewrite(program: n.Program, subsumptions: list[Subsumption]) -> n.Program:
         found = {_extremum(s) for s in subsumptions if s.dominated.relation == relation}
         if len(found) == 1 and None not in found:
             lattice[relation] = found.pop()
-    subsumptions = [s for s in subsumptions if s.dominated.relation not in lattice]
-    problems = list(_problems(program, subsumptions, recursive))
+    problems = list(_problems(program, subsumptions, recursive - set(lattice)))
     if problems:
         raise CheckError(problems, program.source_map())
+    subsumptions = [s for s in subsumptions if s.dominated.relation not in lattice]
     program = _as_lattices(program, lattice)
     if not subsumptions:
         return program
@@ -133,7 +133,7 @@ def _extremum(s: Subsumption) -> tuple[int, str] | None:
     None."""
     a, b = s.dominated.args, s.dominating.args
     differ = [i for i, (x, y) in enumerate(zip(a, b)) if x != y]
-    if (len(s.body) != 1 or len(differ) != 1 or len(a) != len(b) or len(a) < 2
+    if (s.dominated.relation != s.dominating.relation or len(s.body) != 1 or len(differ) != 1 or len(a) != len(b) or len(a) < 2
             or not all(isinstance(t, n.Var) for t in a + b)
             or len({t.name for t in a}) != len(a) or len({t.name for t in b}) != len(b)):
         return None
