@@ -355,3 +355,13 @@ def test_witnesses_of_min_and_max_take_every_tuple_that_reaches_the_extremum(eng
     result = engine.run(sparklog.Program(ast))
     for name in ("best", "first", "lowest"):
         assert rows(result[name]) == expected[name], name
+
+
+def test_subsumption_takes_a_dataframe_by_the_relations_name(engine, spark):
+    """``Engine.run(inputs={"best": df})`` fills a subsumed relation's rows (the rewrite's
+    ``best@all``, syntax/subsumption.py), and ``best`` holds each key's greatest value."""
+    text = (".decl best(k: number, v: number)\n.input best\n"
+            "best(k, v) <= best(k, w) :- v < w.\n")
+    df = spark.createDataFrame([(1, 5), (1, 7), (2, 3), (2, -1)], "k long, v long")
+    result = engine.run(sparklog.Program(parse(text, "best.dl")), inputs={"best": df})
+    assert rows(result["best"]) == {(1, 7), (2, 3)}
