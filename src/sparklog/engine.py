@@ -212,7 +212,7 @@ class Engine:
         inputs = subsumption.inputs_of(program.ast, dict(inputs or {}))
         previous = session.apply_required(self.spark)
         try:  # auto's measurement reads the inputs with the settings a run needs
-            shapes = self.shapes(program, dict(inputs or {}), Path(facts_dir or "."))
+            shapes = self.shapes(program, inputs, Path(facts_dir or "."))
             plan = program.plan_for(self.options.strategy, self.options.indexes, shapes)
         except BaseException:  # e.g. a DataFrame of the wrong arity
             session.restore(self.spark, previous)
@@ -227,7 +227,7 @@ class Engine:
 
         try:
             try:
-                load_inputs(db, program, dict(inputs or {}), Path(facts_dir or "."))
+                load_inputs(db, program, inputs, Path(facts_dir or "."))
                 evaluate(db, stats)
             except (PySparkException, Py4JError) as exc:  # Spark's failures, without Java
                 raise EngineError(spark_message(exc)) from None

@@ -11,11 +11,11 @@ declare keeps referring to the enclosing scope, as in Soufflé's ComponentInstan
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass, field
 
 from sparklog.errors import Diagnostic, ParseError, Span
 from sparklog.syntax import nodes as n
+from sparklog.syntax.walk import map_names
 
 _MAX_DEPTH = 64  # nested instances and bases deeper than this are a cycle
 
@@ -186,35 +186,12 @@ def _without_rules_of(item, relations: set[str]):
     return item
 
 
-def _map(node, relation, type_name):
-    """``node`` with relation names and type names mapped, wherever they occur."""
-    if isinstance(node, list):
-        return [_map(x, relation, type_name) for x in node]
-    if isinstance(node, tuple):
-        return tuple(_map(x, relation, type_name) for x in node)
-    if not dataclasses.is_dataclass(node) or isinstance(node, Span):
-        return node
-    changes = {f.name: _map(getattr(node, f.name), relation, type_name)
-               for f in dataclasses.fields(node) if f.name != "span"}
-    match node:
-        case n.Atom() | n.Directive():
-            changes["relation"] = relation(node.relation)
-        case n.Decl():
-            changes["name"] = relation(node.name)
-        case n.Attribute():
-            changes["type"] = type_name(node.type)
-        case n.TypeDecl():
-            changes.update(name=type_name(node.name), base=type_name(node.base),
-                           members=tuple(type_name(m) for m in node.members))
-    return dataclasses.replace(node, **changes)
-
-
 def _typed(item, binding: dict[str, str]):
     if not binding:
         return item
-    return _map(item, lambda r: r, lambda t: binding.get(t, t))
+    return map_names(item, lambda r: r, lambda t: binding.get(t, t))
 
 
 def _renamed(item, prefix: str, relations: set[str], types: set[str]):
-    return _map(item, lambda r: f"{prefix}.{r}" if r in relations else r,
+    return map_names(item, lambda r: f"{prefix}.{r}" if r in relations else r,
                 lambda t: f"{prefix}.{t}" if t in types else t)

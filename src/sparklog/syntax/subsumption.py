@@ -26,9 +26,9 @@ import dataclasses
 from dataclasses import dataclass
 
 from sparklog.errors import CheckError, Diagnostic, Span
-from sparklog.semantics.strata import sccs
+from sparklog.semantics.strata import dependencies, sccs
 from sparklog.syntax import nodes as n
-from sparklog.syntax.walk import nested_literals
+from sparklog.syntax.walk import map_names
 
 ALL, DOMINATED = "@all", "@dominated"  # suffixes of the relations the rewrite adds
 
@@ -65,15 +65,7 @@ def rewrite(program: n.Program, subsumptions: list[Subsumption]) -> n.Program:
 
     def rename(node, relation: str):
         """``node`` with every atom of ``relation`` reading ``relation@all``."""
-        if isinstance(node, (list, tuple)):
-            return type(node)(rename(x, relation) for x in node)
-        if not dataclasses.is_dataclass(node) or isinstance(node, Span):
-            return node
-        changes = {f.name: rename(getattr(node, f.name), relation)
-                   for f in dataclasses.fields(node) if f.name != "span"}
-        if isinstance(node, n.Atom) and node.relation == relation:
-            changes["relation"] = relation + ALL
-        return dataclasses.replace(node, **changes)
+        return map_names(node, lambda r: r + ALL if r == relation else r)
 
     # r's facts and rules make r@all (their bodies do not read r: it is not recursive);
     # every other rule reads r, the tuples nothing dominates
@@ -171,11 +163,8 @@ def _as_lattices(program: n.Program, lattice: dict[str, tuple[int, str]]) -> n.P
 def _recursive(program: n.Program) -> set[str]:
     """The relations whose rules read them, directly or through others."""
     reads: dict[str, set[str]] = {}
-    for clause in program.clauses:
-        for lit in nested_literals(clause):
-            atom = lit.atom if isinstance(lit, n.Negation) else lit
-            if isinstance(atom, n.Atom) and lit is not clause.head:
-                reads.setdefault(clause.head.relation, set()).add(atom.relation)
+    for d in dependencies(program):
+        reads.setdefault(d.head, set()).add(d.body)
     recursive = set()
     nodes = set(reads).union(*reads.values(), (d.name for d in program.decls))
     for component in sccs(sorted(nodes), reads):

@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Iterable, Iterator
 
+from sparklog.errors import Span
 from sparklog.syntax import nodes as n
 
 
@@ -99,6 +100,31 @@ def map_terms(node, fn: Callable[[n.Term], n.Term]):
     if changes:
         node = dataclasses.replace(node, **changes)
     return fn(node) if isinstance(node, n.TERMS) else node
+
+
+def map_names(node, relation: Callable[[str], str],
+              type_name: Callable[[str], str] = lambda t: t):
+    """``node`` (an item, clause, literal or declaration) with relation names and type
+    names mapped, wherever they occur: components qualify them, subsumption renames."""
+    if isinstance(node, list):
+        return [map_names(x, relation, type_name) for x in node]
+    if isinstance(node, tuple):
+        return tuple(map_names(x, relation, type_name) for x in node)
+    if not dataclasses.is_dataclass(node) or isinstance(node, Span):
+        return node
+    changes = {f.name: map_names(getattr(node, f.name), relation, type_name)
+               for f in dataclasses.fields(node) if f.name != "span"}
+    match node:
+        case n.Atom() | n.Directive():
+            changes["relation"] = relation(node.relation)
+        case n.Decl():
+            changes["name"] = relation(node.name)
+        case n.Attribute():
+            changes["type"] = type_name(node.type)
+        case n.TypeDecl():
+            changes.update(name=type_name(node.name), base=type_name(node.base),
+                           members=tuple(type_name(m) for m in node.members))
+    return dataclasses.replace(node, **changes)
 
 
 _NESTING = (n.BinOp, n.UnaryOp, n.Call, n.Aggregate, n.HeadAggregate)
