@@ -40,6 +40,8 @@ from dataclasses import dataclass, field
 
 from hypothesis import strategies as st
 
+from sparklog.semantics.checks import cyclic_aggregate_variables
+
 from sparklog.syntax.nodes import (
     Aggregate, Atom, Attribute, BinOp, BoolLit, Call, Clause, Comparison, Constraint, Decl, Directive,
     Float, HeadAggregate, LatticeDecl, LatticeOp, Literal, Negation, Number, Program, String,
@@ -116,6 +118,9 @@ class Gen:
         self.extra = random.Random(hash(rng.getstate()[1]))
         # a third, for ranges over float and unsigned, so the first two draw as before
         self.later = random.Random(hash(rng.getstate()[1]) ^ 0x5EED)
+        # aggregates of the rule being drawn whose result's name is also in their body,
+        # with the same literal without it (see rule)
+        self.renamed: list[tuple[Comparison, Comparison]] = []
         # a fourth, for the shapes of ``Gen.widen`` (aggregates as terms, witnesses,
         # conversions, rules without atoms, derived relations with input rows, ...)
         self.newest = random.Random(hash(rng.getstate()[1]) ^ 0xC0FFEE)
@@ -376,8 +381,12 @@ class Gen:
             free = [i for i, a in enumerate(args) if i != target_at and rel.types[i] == kind
                     and isinstance(a, Wildcard)]
             if free and self.extra.random() < 0.2:
+                plain = Comparison("=", result, Aggregate(func, target, tuple(body)))
                 args[self.extra.choice(free)] = result
                 body[0] = Atom(rel.name, tuple(args))
+                literal = Comparison("=", result, Aggregate(func, target, tuple(body)))
+                self.renamed.append((literal, plain))
+                return literal
         return Comparison("=", result, Aggregate(func, target, tuple(body)))
 
     def _nested_count(self, lower: list[Rel], scope: Scope, inner: Scope) -> list[Literal]:
@@ -488,7 +497,19 @@ class Gen:
         rng.shuffle(body)
         for literal in self.extras(scope, lower):
             body.insert(self.extra.randint(0, len(body)), literal)
-        return Clause(Atom(head.name, tuple(args)), tuple(body))
+        return self.clause(head, args, body)
+
+    def clause(self, head: Rel, args: list[Term], body: list[Literal]) -> Clause:
+        """The drawn rule; an aggregate that has its result's name in its own body loses it
+        if another literal also binds that name from what needs it (see aggregate)."""
+        clause = Clause(Atom(head.name, tuple(args)), tuple(body))
+        if self.renamed and cyclic_aggregate_variables(clause):
+            # the name in the body is the aggregate's own only while nothing else binds
+            # it; here something does, which needs it (Soufflé: an ungrounded variable)
+            plain = {id(literal): original for literal, original in self.renamed}
+            clause = Clause(clause.head, tuple(plain.get(id(lit), lit) for lit in body))
+        self.renamed = []
+        return clause
 
     head_aggregates = True  # LatticeGen: no (its heads get $MIN/$MAX)
 
@@ -1295,7 +1316,7 @@ class LatticeGen(Gen):
         rng.shuffle(body)
         for literal in self.extras(scope, lower):
             body.insert(self.extra.randint(0, len(body)), literal)
-        return Clause(Atom(head.name, tuple(args)), tuple(body))
+        return self.clause(head, args, body)
 
     def total_group(self, start: int, lats: list[Lat]) -> tuple[list[Rel], list[Clause]]:
         """A $SUM/$COUNT relation ``t(node, value)``: counts of distinct neighbours, sums of

@@ -54,9 +54,22 @@ def errors(body: str) -> list[str]:
     ("p(x) :- edge(x, _), x < range(1, 2).",
      "5:25 range generates values: bind them to a variable (x = range(a, b)) in a body"),
     ("p(x) :- x = range(1).", "5:13 functor range takes 2 or 3 arguments"),
+    # each aggregate's body reads the x that only the other's value binds: neither can be
+    # computed first (the engine's planner once failed an assertion on it)
+    ("p(x) :- x = count : { edge(x, _) }, x = count : { edge(_, x) }.",
+     "5:9 ungrounded variable x (only aggregates grouped by it bind it)"),
 ])
 def test_each_check_names_the_place(rule, expected):
     assert expected in errors(rule)
+
+
+@pytest.mark.parametrize("rule", [
+    "p(x) :- x = count : { edge(x, _) }.",  # the inner x is the aggregate's own
+    "p(x) :- x = count : { edge(x, _) }, y = count : { edge(y, x) }, q(y).",
+    "p(x) :- q(x), x = count : { edge(x, _) }, x = count : { edge(_, x) }.",
+])
+def test_an_aggregate_grouped_by_what_another_binds_is_grounded(rule):
+    check(parse(DECLS + rule, "c.dl"))
 
 
 def test_an_aggregate_body_is_checked_once():

@@ -417,6 +417,21 @@ def test_generator_is_deterministic_and_prefix_blind():
     assert {k.removeprefix("p7_"): v for k, v in other_facts.items()} == facts
 
 
+def test_no_drawn_rule_binds_a_variable_only_through_aggregates_that_read_it():
+    """These seeds once drew ``x = count : { a(x) }, x = count : { b(x) }`` and kin (the
+    second binder a range over another aggregate's value, or a count over a range of x):
+    the checker refuses them as ungrounded, the planner had failed an assertion, the
+    reference answered. The generator now draws the first aggregate without the name."""
+    from sparklog.semantics.checks import check
+    from sparklog.syntax.parser import parse
+    from tests.strategies import generate
+
+    for seed in (3364, 4735, 5148, 7217, 14459):
+        program, facts = generate(seed)
+        check(parse(print_program(program), f"seed{seed}.dl"))
+        evaluate(program, facts)
+
+
 def test_generated_programs_terminate_in_the_reference():
     from tests.strategies import generate
 

@@ -277,6 +277,7 @@ def _check_clause(clause: n.Clause, kinds: dict[str, tuple[str, ...]], rep: Repo
     _check_types(clause, kinds, rep)
     _check_generators(clause, rep)
     _check_grounded(clause, rep)
+    _check_aggregate_cycles(clause, rep)
 
 
 ITERATION = "__ITERATION__"  # Soufflé's counter of a recursion's fixpoint iterations
@@ -536,6 +537,44 @@ def _check_grounded(clause: n.Clause, rep: Reporter) -> None:
                 for v in subterms(agg.target):
                     if isinstance(v, n.Var) and v.name not in inner:
                         rep.error(v.span, f"ungrounded variable {v.name} (in an aggregate)")
+
+
+def _check_aggregate_cycles(clause: n.Clause, rep: Reporter) -> None:
+    for var in cyclic_aggregate_variables(clause):
+        rep.error(var.span, f"ungrounded variable {var.name} (only aggregates grouped by it "
+                  "bind it)")
+
+
+def cyclic_aggregate_variables(clause: n.Clause) -> list[n.Var]:
+    """The variables that only aggregates grouped by them bind, each where first bound: in
+    ``x = count : { a(x) }, x = count : { b(x) }`` each aggregate's value binds ``x``, so
+    the other one is grouped by it (injected), and neither can be computed first. Soufflé
+    reports such a variable as ungrounded; bound_variables counts ``x = aggregate`` as
+    binding ``x`` whatever groups the aggregate, so _check_grounded does not see it."""
+    body = list(clause.body)
+    bound = {a.name for lit in body if isinstance(lit, n.Atom) for a in lit.args
+             if isinstance(a, n.Var)}
+    binders = [(var, other) for lit in body if isinstance(lit, n.Comparison) and lit.op == "="
+               for var, other in ((lit.left, lit.right), (lit.right, lit.left))
+               if isinstance(var, n.Var)]
+    changed = True
+    while changed:
+        changed = False
+        for var, other in binders:
+            if var.name in bound or not _ground(other, bound, var.name):
+                continue
+            if all(_inside_variables(agg) & injected(body, agg, set()) <= bound
+                   for agg in aggregates(n.Comparison("=", var, other))):
+                bound.add(var.name)
+                changed = True
+    return [next(var for var, _ in binders if var.name == name)
+            for name in sorted(bound_variables(body, set()) - bound)]
+
+
+def _inside_variables(agg: n.Aggregate) -> set[str]:
+    """The variables of an aggregate's body and target, nested aggregates' too."""
+    target = variables(agg.target) if agg.target is not None else set()
+    return body_variables(agg.body) | target
 
 
 def bound_variables(body: Iterable[n.Literal], outer: set[str]) -> set[str]:
