@@ -20,6 +20,7 @@ from sparklog.syntax.nodes import (
     Aggregate, Atom, BinOp, BoolLit, Call, Clause, Comparison, Constraint, Float, HeadAggregate,
     Literal, Negation, Number, Program, String, Term, UnaryOp, Var, Wildcard,
 )
+from sparklog.syntax.walk import subterms
 
 Binding = dict[str, object]
 MASK = (1 << 64) - 1
@@ -392,6 +393,8 @@ class Evaluator:
         if agg.func == "count":
             return len(values)
         if agg.func == "sum":
+            if not values and self._float_target(agg):
+                return 0.0  # a float, as the sum of none of a float column's values is
             total = sum(values)
             if values and all(isinstance(v, Unsigned) for v in values):
                 return Unsigned(total)
@@ -401,6 +404,16 @@ class Evaluator:
         if agg.func == "mean":
             return sum(values) / len(values)
         return min(values) if agg.func == "min" else max(values)
+
+    def _float_target(self, agg: Aggregate) -> bool:
+        """Whether an aggregate's target is a float: a float constant in it, or a variable
+        of it in a float column of the body's atoms."""
+        names = set(term_vars(agg.target))
+        if any(isinstance(t, Float) for t in subterms(agg.target)):
+            return True
+        return any(isinstance(arg, Var) and arg.name in names
+                   and _column_type(self.program, lit.relation, i) == "float"
+                   for lit in agg.body if isinstance(lit, Atom) for i, arg in enumerate(lit.args))
 
     # -- terms --------------------------------------------------------------------------
 

@@ -432,6 +432,24 @@ def test_no_drawn_rule_binds_a_variable_only_through_aggregates_that_read_it():
         evaluate(program, facts)
 
 
+def test_the_sum_of_no_floats_is_a_float():
+    """``sum f : { a(f) }`` over no rows is 0.0, not the integer 0: it prints as a float
+    and a range over it steps by floats (the reference once crashed on seed 201822's
+    ``range(s, s - 2.25, 0.1)``). Worked out by hand."""
+    from sparklog.syntax.parser import parse
+
+    text = """
+    .decl a(f:float)
+    .decl t(s:symbol)
+    .decl n(x:float)
+    t(to_string(s)) :- s = sum f : { a(f) }.
+    n(x) :- s = sum f + 1.0 : { a(f) }, x = range(s, s + 0.75, 0.25).
+    """
+    result = evaluate(parse(text, "sum.dl"))
+    assert result["t"] == {("0.000000",)}
+    assert result["n"] == {(0.0,), (0.25,), (0.5,)}
+
+
 def test_generated_programs_terminate_in_the_reference():
     from tests.strategies import generate
 
