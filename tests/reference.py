@@ -829,6 +829,9 @@ def _flatten(body: tuple[Literal, ...]) -> list[Literal]:
     return out + extra
 
 
+MAX_RANGE = 10**6  # values one range may generate here
+
+
 def _range(start, end, step=None) -> list:
     """What Soufflé's range(start, end[, step]) generates: from start towards end, end
     excluded, by step (1 upwards, -1 downwards by default); a step of 0 gives start alone
@@ -838,6 +841,9 @@ def _range(start, end, step=None) -> list:
         step = (1 if start <= end else -1) * (1.0 if isinstance(start, float) else 1)
     if step == 0:
         return [start] if start != end else []
+    if (end - start) / step > MAX_RANGE:  # a wrapped unsigned bound: 2^64 values
+        raise ValueError(f"range({start}, {end}, {step}) generates more than {MAX_RANGE} "
+                         "values (Soufflé would not finish either)")
     if isinstance(start, Unsigned):
         return [Unsigned(v) for v in range(start, end, step)]
     if not isinstance(start, float):
