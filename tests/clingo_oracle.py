@@ -398,10 +398,14 @@ class _Clause:
         grounded = _grounded(around)
         target = _vars(agg.target) if agg.target is not None else set()
         groups = sorted((_vars(agg.body) & grounded) - target)
+        # the domain's literals in the scope each is written in (the outer aggregate's
+        # own variables renamed apart from the rule's of the same name); bound: clingo's
+        # names of what they bind
         literals = [(lit, names) for lit in inside] + [(lit, {}) for lit in self.around]
+        named = lambda vs, scope: {self.term(Var(v), scope) for v in vs}  # noqa: E731
         atoms = [(lit, scope) for lit, scope in literals if isinstance(lit, Atom)]
         domain = [s for lit, scope in atoms for s in self.literal(lit, scope)]
-        bound = _grounded([lit for lit, _ in atoms])
+        bound = set().union(set(), *(named(_grounded([lit]), scope) for lit, scope in atoms))
         equalities = [(lit, scope) for lit, scope in literals if isinstance(lit, Comparison)
                       and lit.op == "=" and not _has_aggregate(lit)]
         changed = True
@@ -409,12 +413,12 @@ class _Clause:
             changed = False
             for lit, scope in equalities:
                 for side, other in ((lit.left, lit.right), (lit.right, lit.left)):
-                    if isinstance(side, Var) and side.name not in bound and \
-                            _vars(other) <= bound:
+                    if isinstance(side, Var) and named({side.name}, scope) - bound and \
+                            named(_vars(other), scope) <= bound:
                         domain += self.literal(lit, scope)
-                        bound.add(side.name)
+                        bound |= named({side.name}, scope)
                         changed = True
-        if not set(groups) <= bound:
+        if not named(set(groups), names) <= bound:
             raise Unsupported("a nested aggregate's group without a domain")
         saved, self.grounded = self.grounded, set(groups)
         value = "T"
