@@ -41,7 +41,6 @@ from dataclasses import dataclass, field
 from hypothesis import strategies as st
 
 from sparklog.semantics.checks import cyclic_aggregate_variables
-
 from sparklog.syntax.nodes import (
     Aggregate, Atom, Attribute, BinOp, BoolLit, Call, Clause, Comparison, Constraint, Decl, Directive,
     Float, HeadAggregate, LatticeDecl, LatticeOp, Literal, Negation, Number, Program, String,
