@@ -832,6 +832,11 @@ def _flatten(body: tuple[Literal, ...]) -> list[Literal]:
 MAX_RANGE = 10**6  # values one range may generate here
 
 
+class RangeTooLong(ValueError):
+    """A range of more than MAX_RANGE values: one over a wrapped 64-bit bound spans about
+    2^64, which Soufflé could not finish either."""
+
+
 def _range(start, end, step=None) -> list:
     """What Soufflé's range(start, end[, step]) generates: from start towards end, end
     excluded, by step (1 upwards, -1 downwards by default); a step of 0 gives start alone
@@ -842,8 +847,8 @@ def _range(start, end, step=None) -> list:
     if step == 0:
         return [start] if start != end else []
     if (end - start) / step > MAX_RANGE:  # a wrapped unsigned bound: 2^64 values
-        raise ValueError(f"range({start}, {end}, {step}) generates more than {MAX_RANGE} "
-                         "values (Soufflé would not finish either)")
+        raise RangeTooLong(f"range({start}, {end}, {step}) generates more than {MAX_RANGE} "
+                           "values (Soufflé would not finish either)")
     if isinstance(start, Unsigned):
         return [Unsigned(v) for v in range(start, end, step)]
     if not isinstance(start, float):
