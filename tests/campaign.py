@@ -267,12 +267,11 @@ def clingo_campaign(first: int, runs: int, closures: float = 0.0, staged: float 
                                 not closure and drawn_as(seed, staged, "staged"), **sizes)
         try:
             reference = evaluate(program, facts)
+            found = clingo_oracle.agree(program, facts, reference)
         except RangeTooLong as exc:
             refused.append(f"{seed} ({exc})")
             continue
-        try:
-            found = clingo_oracle.agree(program, facts, reference)
-        except Exception as exc:  # noqa: BLE001 - the oracle failed
+        except Exception as exc:  # noqa: BLE001 - the reference or the oracle failed
             found = {"(error)": (set(), {f"{type(exc).__name__}: {exc}"})}
         if found is None:
             skipped += 1
