@@ -81,15 +81,15 @@ def _outside(node) -> set[str]:
 
 
 def _has_aggregate(node) -> bool:
-    return isinstance(node, Aggregate) or any(_has_aggregate(c) for c in _children(node))
+    return any(True for _ in _nodes(node, Aggregate))
 
 
-def _atoms(node):
-    """Every atom in a syntax node (inside negations and aggregates too)."""
-    if isinstance(node, Atom):
+def _nodes(node, kind: type):
+    """Every node of a type in a syntax node, inside negations and aggregates too."""
+    if isinstance(node, kind):
         yield node
     for c in _children(node):
-        yield from _atoms(c)
+        yield from _nodes(c, kind)
 
 
 class _Types:
@@ -98,11 +98,11 @@ class _Types:
 
     def __init__(self, decls: dict[str, list[str]], clause: Clause) -> None:
         self.of: dict[str, str] = {}
-        for atom in _atoms(clause):
+        for atom in _nodes(clause, Atom):
             for arg, kind in zip(atom.args, decls.get(atom.relation, ())):
                 if isinstance(arg, Var):
                     self.of.setdefault(arg.name, kind)
-        equations = [c for c in _comparisons(clause) if c.op == "="]
+        equations = [c for c in _nodes(clause, Comparison) if c.op == "="]
         for _ in range(len(equations) + 1):
             for c in equations:
                 for var, other in ((c.left, c.right), (c.right, c.left)):
@@ -141,13 +141,6 @@ class _Types:
                     return "float"
                 return self.term(target)
         return None
-
-
-def _comparisons(node):
-    if isinstance(node, Comparison):
-        yield node
-    for c in _children(node):
-        yield from _comparisons(c)
 
 
 def _string(value: str) -> str:
