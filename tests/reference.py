@@ -291,6 +291,8 @@ def term_vars(term: Term, inside: bool = True) -> Iterator[str]:
                 yield from term_vars(target)
             for literal in body:
                 yield from literal_vars(literal)
+        case HeadAggregate(_, arg):  # $MIN(x): x is read in the head
+            yield from term_vars(arg, inside)
 
 
 def literal_vars(literal: Literal) -> Iterator[str]:
