@@ -10,6 +10,7 @@ Usage (from the repository root)::
     python3 -m tests.campaign --runs 300 --closures 1 --strategy smart  # rewritten recursions
     python3 -m tests.campaign --runs 200 --options tiny_rows=0,rollover_rows=1  # mechanisms
     python3 -m tests.campaign --runs 50000 --clingo  # the reference against clingo, no Spark
+    python3 -m tests.campaign --runs 20000 --clingo --lattice 1  # lattice programs, the same
 
 Each seed gives one program (tests/strategies.py ``generate``, or ``generate_lattice`` for
 a lattice program: ``--lattice P`` draws one for a fraction P of the seeds, the same seeds
@@ -250,10 +251,10 @@ def report(outcome: Outcome) -> str:
 
 
 def clingo_campaign(first: int, runs: int, closures: float = 0.0, staged: float = 0.0,
-                    **sizes) -> int:
+                    lattices: float = 0.0, **sizes) -> int:
     """The reference evaluator against clingo on the programs of seeds first.. (those the
-    oracle translates; ``closures`` and ``staged`` as in the engine's campaign); prints
-    each disagreement and a summary; 1 if any."""
+    oracle translates; ``closures``, ``staged`` and ``lattices`` as in the engine's
+    campaign); prints each disagreement and a summary; 1 if any."""
     from tests import clingo_oracle
     from tests.reference import RangeTooLong, evaluate
 
@@ -263,8 +264,9 @@ def clingo_campaign(first: int, runs: int, closures: float = 0.0, staged: float 
     start = time.time()
     for seed in range(first, first + runs):
         closure = drawn_as(seed, closures, "closure")
-        program, facts = _drawn(seed, "", False, closure,
-                                not closure and drawn_as(seed, staged, "staged"), **sizes)
+        staging = not closure and drawn_as(seed, staged, "staged")
+        lattice = not closure and not staging and drawn_as(seed, lattices)
+        program, facts = _drawn(seed, "", lattice, closure, staging, **sizes)
         try:
             reference = evaluate(program, facts)
             found = clingo_oracle.agree(program, facts, reference)
@@ -327,7 +329,7 @@ def main(argv: list[str] | None = None) -> int:
                         "(tests/clingo_oracle.py; no Spark, thousands of programs a minute)")
     args = parser.parse_args(argv)
     if args.clingo:
-        return clingo_campaign(args.seed, args.runs, args.closures, args.staged, **{
+        return clingo_campaign(args.seed, args.runs, args.closures, args.staged, args.lattice, **{
             k: v for k, v in (("max_inputs", args.max_inputs), ("max_groups", args.max_groups))
             if v is not None})
     from sparklog.spark import session

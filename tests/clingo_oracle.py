@@ -30,10 +30,16 @@ An aggregate inside another one's body (``t = count : {...}``), which clingo doe
 nest, is read from an auxiliary relation computed over a domain of its grouping variables
 (_Clause.nested).
 
+$MIN and $MAX relations are sets of candidate values with the best one per key taken
+after them, bounded where that is needed and sound (:class:`_Lattices`); $SUM and $COUNT
+outside recursion are sums over their distinct contributions (:class:`_Totals`).
+
 Only what translates faithfully is translated; anything else raises :class:`Unsupported`
-and the program is skipped, never approximated: lattices, user types, ``ord``, three
+and the program is skipped, never approximated: user types and lattices, a recursive
+$SUM or $COUNT, a component whose rules both improve and worsen values, ``ord``, three
 aggregates deep, a float that is not a multiple of 1/SCALE (0.1), and a value clingo
-cannot hold (a negative number's ``bshru``, ``to_float`` of an unsigned value above 2^63).
+cannot hold (a number outside 32 bits, a negative number's ``bshru``, ``to_float`` of an
+unsigned value above 2^63).
 An operation clingo leaves undefined (arithmetic on the ``#sup`` an empty min binds
 before its guard drops it) makes its literal false, as it should.
 """
@@ -50,6 +56,7 @@ from sparklog.syntax.nodes import (
 
 INT32 = 2**31
 SCALE = 1024  # a float f is the integer f * SCALE
+UNSIGNED_HIGH = "sparklog__unsigned_high"  # derived if a lattice's unsigned value is >= 2^63
 
 
 class Unsupported(Exception):
@@ -183,7 +190,7 @@ class _Clause:
             case Wildcard():
                 return "_"
             case Number(value):
-                return _int(value)
+                return _int(_held(value))
             case String(value):
                 return _string(value)
             case Float(value):
@@ -442,7 +449,11 @@ def _grounded(literals: list) -> set[str]:
     return grounded
 
 
-def _clause(clause: Clause, decls: dict[str, list[str]], counter: itertools.count) -> str:
+def _clause(clause: Clause, decls: dict[str, list[str]], counter: itertools.count,
+            lattices: _Lattices | None = None) -> str:
+    cap = None
+    if lattices is not None:
+        clause, cap = lattices.rewrite(clause)
     if any(isinstance(a, HeadAggregate) for a in clause.head.args):
         raise Unsupported("head aggregate")
     writer = _Clause(_Types(decls, clause), set(), counter)
@@ -457,6 +468,11 @@ def _clause(clause: Clause, decls: dict[str, list[str]], counter: itertools.coun
         body += writer.literal(lit, {})
     writer.grounded = _grounded(list(clause.body))
     head = writer.atom(clause.head, {})
+    if cap is not None:  # a candidate worse than the key's value is not derived
+        relation, dependent = cap
+        args = [writer.term(a, {}) for a in clause.head.args]
+        keys = [a for i, a in enumerate(args) if i != dependent]
+        body.append(f'@keep("{relation}", {", ".join([args[dependent], *keys])}) = 1')
     literals = writer.extra + body
     rule = f"{head} :- {', '.join(literals)}." if literals else f"{head}."
     return "\n".join(writer.aux + [rule])
@@ -470,31 +486,538 @@ def _value(value: object, kind: str) -> str:
         return _int(int(scaled))
     if kind == "symbol":
         return _string(str(value))
-    return _int(int(value))  # type: ignore[call-overload]
+    return _int(_held(int(value)))  # type: ignore[call-overload]
 
 
-def translate(program: Program, facts: dict[str, set[tuple]]) -> str:
-    """The answer-set program of ``program`` and its input ``facts``."""
+def _held(value: int) -> int:
+    """A number as clingo holds it: an unsigned value just below 2^64 is the negative
+    number of its bits (a 64-bit pattern, as Soufflé computes); anything else outside 32
+    bits clingo would take modulo 2^32, so it is refused."""
+    if value >= 2**64 - INT32:
+        value -= 2**64
+    if not -INT32 <= value < INT32:
+        raise Unsupported(f"the value {value}")
+    return value
+
+
+def translate(program: Program, facts: dict[str, set[tuple]],
+              lattices: _Lattices | None = None) -> str:
+    """The answer-set program of ``program`` and its input ``facts``; ``lattices``: how
+    its $MIN/$MAX relations are written (required if it has any)."""
     if program.lattices or program.types:
         raise Unsupported("lattice or type declarations")
     decls = {d.name: [a.type for a in d.attributes] for d in program.decls}
     if any(k not in ("number", "unsigned", "symbol", "float") for ks in decls.values() for k in ks):
         raise Unsupported("a column of a user type")
+    if lattices is None and _lattice_columns(program):
+        raise Unsupported("lattice relations without their values to bound candidates")
     counter = itertools.count()
-    lines = [_clause(c, decls, counter) for c in program.clauses]
+    lines = []
+    if lattices is not None:
+        decls.update({lattices.candidates(r): decls[r] for r in lattices.columns})
+        decls.update(lattices.totals.decls)
+        decls.update({lattices.keys(r): [k for i, k in enumerate(decls[r])
+                                         if i != lattices.columns[r][0]]
+                      for r in lattices.bounded if r in lattices.columns})
+        lines += [lattices.best(r, len(decls[r])) for r in sorted(lattices.columns)]
+        lines += [lattices.totals.total(r) for r in sorted(lattices.totals.columns)]
+    lines += [_clause(c, decls, counter, lattices) for c in program.clauses]
+    if lattices is not None:
+        lines += [_clause(c, decls, counter) for c in lattices.key_clauses]
     for name, rows in sorted(facts.items()):
+        written = lattices.candidates(name) if lattices and name in lattices.columns else name
         for row in sorted(rows, key=repr):
-            values = ", ".join(_value(v, k) for v, k in zip(row, decls[name]))
-            lines.append(f"{name}({values})." if row else f"{name}.")
+            values = [_value(v, k) for v, k in zip(row, decls[name])]
+            lines.append(f"{written}({', '.join(values)})." if row else f"{written}.")
+            if lattices and name in lattices.bounded and name in lattices.columns:
+                del values[lattices.columns[name][0]]
+                lines.append(f"{lattices.keys(name)}({', '.join(values)}).")
     return "\n".join(lines) + "\n"
+
+
+def _lattice_columns(program: Program) -> dict[str, tuple[int, str]]:
+    """Each lattice relation's dependent column and its join ("min" or "max")."""
+    found: dict[str, tuple[int, str]] = {}
+    for clause in program.clauses:
+        for i, arg in enumerate(clause.head.args):
+            if isinstance(arg, HeadAggregate):
+                if found.setdefault(clause.head.relation, (i, arg.func)) != (i, arg.func):
+                    raise Unsupported("a relation with two dependent columns")
+    return found
+
+
+class _Lattices:
+    """$MIN and $MAX relations, written as the set of every candidate value derived for a
+    key (``r__all``) and the best of them per key (``r``). For monotone rules (a value read
+    from the rule's own recursive component reaches only the head's value, through an
+    expression non-decreasing in it, under the same join) the set's best per key is the
+    lattice's least fixed point. A read from a later stratum reads ``r``.
+
+    That set may be infinite: d + w around a cycle under $MIN worsens a value forever. A
+    component is translated in one of two ways, or not at all:
+
+    - Every rule improves or keeps the values it reads (``min(d, w)`` or ``d - w`` with
+      ``w >= 0`` under $MIN): values only improve along a derivation, and the set is finite
+      whenever the lattice's fixed point exists (a cycle improving forever has none: the
+      reference fails, and the program is not compared).
+    - Every rule worsens or keeps each value that reaches its head (``d + w``,
+      ``max(d, w)`` under $MIN; Knuth's superior functions): a candidate worse than the
+      reference's value for its key is then not derived (``@keep``). A read that only
+      tests whether a key has a value (``r(x, _)``, or a value that does not reach the
+      head) reads ``r__key``, the keys, derived by the rules without their values (no
+      value is compared or joined, and no value expression can fail). Sound: take a best
+      value that the bounded program misses, least in value, then in the round the
+      unbounded program first derives it. Its derivation reads values no worse than it
+      (superior), each no better than its key's best, and keys; reading each key's best
+      instead derives a value as good (monotone), hence the same one, from best values
+      that are better, or as good and derived earlier: all derived by the bounded
+      program, a contradiction. If the reference is wrong at a key, clingo finds a better
+      value there or none within the bound, so the two differ. A key the reference lacks
+      has no bound.
+
+    A grounding past LIMIT candidates is outside the translation. The sign of a weight
+    comes from the facts of the relation that binds it (a relation with facts only).
+    """
+
+    LIMIT = 200_000
+
+    def __init__(self, program: Program, facts: dict[str, set[tuple]],
+                 reference: dict[str, set[tuple]]) -> None:
+        import networkx as nx
+
+        found = _lattice_columns(program)
+        self.columns = {r: c for r, c in found.items() if c[1] in ("min", "max")}
+        self.kinds = {d.name: [a.type for a in d.attributes] for d in program.decls}
+        self.totals = _Totals(program, {r: c for r, c in found.items() if r not in self.columns},
+                              self.kinds)
+        graph = nx.DiGraph()
+        for clause in program.clauses:
+            graph.add_node(clause.head.relation)
+            for atom in _nodes(clause.body, Atom):
+                graph.add_edge(atom.relation, clause.head.relation)
+        self.component: dict[str, frozenset[str]] = {}
+        for scc in nx.strongly_connected_components(graph):
+            recursive = len(scc) > 1 or any(graph.has_edge(r, r) for r in scc)
+            for r in scc:
+                self.component[r] = frozenset(scc) if recursive else frozenset()
+        self.ranges = _fact_ranges(program, facts)
+        self.unsigned = {r for r, (i, _) in self.columns.items()
+                         if self.kinds[r][i] == "unsigned"}
+        self.bounds: dict[str, dict[tuple, object]] = {}
+        for r, (i, _) in self.columns.items():
+            if r not in reference:
+                raise Unsupported(f"no reference values for {r}")
+            table = {}
+            for row in reference[r]:
+                scaled = [_scaled(v, k) for v, k in zip(row, self.kinds[r])]
+                table[tuple(scaled[:i] + scaled[i + 1:])] = scaled[i]
+            self.bounds[r] = table
+        self.bounded: set[str] = set()  # relations whose candidates @keep bounds
+        if any(self.component[r] for r in self.totals.columns):
+            raise Unsupported("a recursive $SUM or $COUNT")
+        self.existence: dict[int, set[int]] = {}  # see _shape
+        self.carrying: dict[int, set[int]] = {}
+        shapes: dict[frozenset[str], set[str]] = {}
+        self.key_clauses: list[Clause] = []
+        for clause in program.clauses:
+            scc = self.component[clause.head.relation]
+            if scc & set(self.columns):
+                shapes.setdefault(scc, set()).add(self._shape(clause))
+        for scc, found in shapes.items():
+            if found <= {"none", "keeps", "improves"}:
+                continue
+            if found <= {"none", "keeps", "worsens"}:
+                self.bounded |= scc
+                continue
+            raise Unsupported(f"a component whose rules {sorted(found)} its values")
+        self.key_clauses = [self.key_clause(c) for c in program.clauses
+                            if c.head.relation in self.bounded and c.head.relation in self.columns]
+        self.calls = 0
+        self.outside: str | None = None
+
+    @staticmethod
+    def candidates(relation: str) -> str:
+        return f"{relation}__all"
+
+    def best(self, relation: str, arity: int) -> str:
+        """``r(K.., V)``: the best candidate of each key."""
+        dependent, func = self.columns[relation]
+        keys = [f"K{i}" for i in range(arity) if i != dependent]
+        row = lambda value: ", ".join(keys[:dependent] + [value] + keys[dependent:])  # noqa: E731
+        best = (f"{relation}({row('V')}) :- {self.candidates(relation)}({row('_')}), "
+                f"V = #{func}{{ W : {self.candidates(relation)}({row('W')}) }}.")
+        if relation not in self.unsigned:
+            return best
+        # an unsigned value at or above 2^63 is negative here, and #min orders it first
+        return best + f"\n{UNSIGNED_HIGH} :- {self.candidates(relation)}({row('W')}), W < 0."
+
+    def _own(self, clause: Clause) -> set[str]:
+        return set(self.component[clause.head.relation]) & set(self.columns)
+
+    def rewrite(self, clause: Clause) -> tuple[Clause, tuple[str, int] | None]:
+        """The clause reading its component's lattice relations' candidates, and deriving
+        candidates if its head is a lattice relation (bounded by @keep if it is bounded)."""
+        from dataclasses import replace
+
+        if clause.head.relation in self.totals.columns:
+            return self.totals.contributions(clause), None
+        own = self._own(clause)
+        existence = self.existence.get(id(clause), set())
+        body = tuple(
+            (self._key_atom(lit) if i in existence and lit.relation in self.bounded
+             else replace(lit, relation=self.candidates(lit.relation)))
+            if isinstance(lit, Atom) and lit.relation in own else lit
+            for i, lit in enumerate(clause.body))
+        head = clause.head.relation
+        if head not in self.columns:
+            return replace(clause, body=body), None
+        dependent, _ = self.columns[head]
+        args = list(clause.head.args)
+        if isinstance(args[dependent], HeadAggregate):
+            args[dependent] = args[dependent].arg
+        atom = replace(clause.head, relation=self.candidates(head), args=tuple(args))
+        cap = (head, dependent) if head in self.bounded else None
+        return replace(clause, head=atom, body=body), cap
+
+    def _shape(self, clause: Clause) -> str:
+        """How the clause's head value follows the component's lattice values it reads:
+        "none" (it reads none but whether keys have one), "keeps", "improves" or "worsens"
+        (each value that reaches it), or "mixed"; refuses what is not monotone. Records
+        which body atoms read only whether a key has a value (``existence``) and which
+        bindings carry values to the head (``carrying``)."""
+        own = self._own(clause)
+        values: dict[str, str] = {}  # variable -> the relation whose value it holds
+        reads: dict[str, int] = {}  # variable -> the body literal that reads it
+        existence: set[int] = set()
+        for i, literal in enumerate(clause.body):
+            if isinstance(literal, Atom) and literal.relation in own:
+                value = literal.args[self.columns[literal.relation][0]]
+                if isinstance(value, Var):
+                    values[value.name], reads[value.name] = literal.relation, i
+                elif isinstance(value, Wildcard):
+                    existence.add(i)
+                else:
+                    raise Unsupported("a lattice value of the component compared with a constant")
+            elif any(a.relation in own for a in _nodes(literal, Atom)):
+                raise Unsupported("a lattice relation of the component read inside a literal")
+        self.existence[id(clause)], self.carrying[id(clause)] = existence, set()
+        if not values:
+            return "none"
+        head = clause.head.relation
+        if head not in self.columns:
+            raise Unsupported("a lattice value of the component in a set relation's head")
+        dependent, func = self.columns[head]
+        if any(self.columns[r][1] != func for r in values.values()):
+            raise Unsupported("a $MIN value feeding a $MAX relation, or the reverse")
+        term, ranges, carrying = self._flow(clause, values, dependent)
+        self.carrying[id(clause)] = carrying
+        if not _monotone(term, set(values)):
+            raise Unsupported("a lattice value of the component through a non-monotone "
+                              "expression")
+        existence |= {reads[v] for v in values if v not in _vars(term)}
+        reaching = set(values) & _vars(term)
+        if not reaching:
+            return "none"
+        unsigned = self.kinds[head][dependent] == "unsigned"
+        ge, le = _order(term, reaching, ranges, unsigned)
+        worse, better = (ge, le) if func == "min" else (le, ge)
+        return ("keeps" if worse and better else "worsens" if worse
+                else "improves" if better else "mixed")
+
+    def key_clause(self, clause: Clause) -> Clause:
+        """``r__key(k..) :- body``: the clause without values, for the keys of a bounded
+        component (a key exists whatever the values: none is compared or joined)."""
+        from dataclasses import replace
+
+        body = []
+        for i, lit in enumerate(clause.body):
+            if i in self.carrying[id(clause)]:
+                continue
+            if isinstance(lit, Atom) and lit.relation in self.columns and \
+                    lit.relation in self._own(clause):
+                lit = self._key_atom(lit)
+            body.append(lit)
+        return Clause(self._key_atom(replace(clause.head, args=tuple(
+            a.arg if isinstance(a, HeadAggregate) else a for a in clause.head.args))),
+            tuple(body))
+
+    def _key_atom(self, atom: Atom) -> Atom:
+        from dataclasses import replace
+
+        dependent, _ = self.columns[atom.relation]
+        return replace(atom, relation=self.keys(atom.relation),
+                       args=atom.args[:dependent] + atom.args[dependent + 1:])
+
+    @staticmethod
+    def keys(relation: str) -> str:
+        return f"{relation}__key"
+
+    def _flow(self, clause: Clause, values: dict[str, str], dependent: int
+              ) -> tuple[Term, dict[str, tuple[float, float]], set[int]]:
+        """The head's value as an expression of the values read (bindings substituted),
+        after refusing any other use of them; and the range of each variable an atom of a
+        relation with facts only binds."""
+        atoms = {a.name for lit in clause.body if isinstance(lit, Atom)
+                 for a in lit.args if isinstance(a, Var)}
+        flow, bindings = set(values), {}
+        changed = True
+        while changed:  # v = e(d): v carries d's value on
+            changed = False
+            for lit in clause.body:
+                if (isinstance(lit, Comparison) and lit.op == "=" and isinstance(lit.left, Var)
+                        and lit.left.name not in atoms | set(bindings)
+                        and _vars(lit.right) & flow):
+                    bindings[lit.left.name] = lit.right
+                    flow.add(lit.left.name)
+                    changed = True
+        for i, arg in enumerate(clause.head.args):
+            if i != dependent and _vars(arg) & flow:
+                raise Unsupported("a lattice value of the component in a key column")
+        reads = 0
+        ranges: dict[str, tuple[float, float]] = {}
+        carrying = set()
+        for i, lit in enumerate(clause.body):
+            if isinstance(lit, Atom):
+                names = [a.name if isinstance(a, Var) else None for a in lit.args]
+                reads += sum(1 for v in names if v in values)
+                if set(names) & (flow - set(values)):
+                    raise Unsupported("a lattice value of the component joined")
+                for j, v in enumerate(names):
+                    span = self.ranges.get((lit.relation, j))
+                    if v is not None and span is not None:
+                        old = ranges.get(v, span)  # a variable in two columns: both hold
+                        ranges[v] = (max(old[0], span[0]), min(old[1], span[1]))
+                continue
+            if isinstance(lit, Comparison) and isinstance(lit.left, Var) and \
+                    bindings.get(lit.left.name) is lit.right:
+                carrying.add(i)
+                continue
+            if _vars(lit) & flow:
+                raise Unsupported("a lattice value of the component in a body literal")
+        if reads != len(values):
+            raise Unsupported("a lattice value of the component read twice")
+        value = clause.head.args[dependent]
+        if isinstance(value, HeadAggregate):
+            value = value.arg
+        return _substituted(value, bindings), ranges, carrying
+
+    def keep(self, relation: str, value: int, keys: tuple) -> bool:
+        """Whether a candidate is no worse than the reference's value for its key."""
+        self.calls += 1
+        if self.calls > self.LIMIT:
+            self.outside = f"more than {self.LIMIT} lattice candidates"
+            return False
+        if relation in self.unsigned and value < 0:
+            self.outside = "an unsigned lattice value at or above 2^63"
+            return False
+        bound = self.bounds[relation].get(keys)
+        if bound is None:
+            return True
+        return value <= bound if self.columns[relation][1] == "min" else value >= bound
+
+
+class _Totals:
+    """$SUM and $COUNT relations outside recursion, as the reference and the engine read
+    them (DeALS' msum and mcount): a key's value sums, over each rule ``j``, the rule's
+    distinct contributions. A $SUM contribution is identified by the values of every
+    variable of the rule's atoms, each ``_`` a variable of its own (``$SUM(x) :- e(x, _)``
+    adds x once per edge); a $COUNT contribution by its value. Rule j derives
+    ``r__cj(key.., identity.., value)``, and ``#sum`` adds one element per tuple."""
+
+    def __init__(self, program: Program, columns: dict[str, tuple[int, str]],
+                 kinds: dict[str, list[str]]) -> None:
+        self.columns, self.kinds = columns, kinds
+        self.decls: dict[str, list[str]] = {}
+        self.written: dict[int, Clause] = {}
+        self.rules: dict[str, list[tuple[str, int]]] = {}  # relation -> (r__cj, identity width)
+        for clause in program.clauses:
+            if clause.head.relation in columns:
+                self._contributing(clause)
+
+    def _contributing(self, clause: Clause) -> None:
+        from dataclasses import replace
+
+        relation = clause.head.relation
+        column, func = self.columns[relation]
+        body, fresh = [], itertools.count()
+        for lit in clause.body:
+            if isinstance(lit, Atom):
+                lit = replace(lit, args=tuple(Var(f"w__{next(fresh)}") if isinstance(a, Wildcard)
+                                              else a for a in lit.args))
+            body.append(lit)
+        kind_of: dict[str, str] = {}
+        for lit in body:
+            if isinstance(lit, Atom):
+                for arg, kind in zip(lit.args, self.kinds[lit.relation]):
+                    for v in sorted(_vars(arg)):
+                        kind_of.setdefault(v, kind if isinstance(arg, Var) else None)
+        ids = [] if func == "count" else list(kind_of)
+        if any(kind_of[v] is None for v in ids):
+            raise Unsupported("a contribution identified by a variable inside an expression")
+        value = clause.head.args[column]
+        value = value.arg if isinstance(value, HeadAggregate) else value
+        keys = [a for i, a in enumerate(clause.head.args) if i != column]
+        rules = self.rules.setdefault(relation, [])
+        name = f"{relation}__c{len(rules)}"
+        rules.append((name, len(ids)))
+        key_kinds = [k for i, k in enumerate(self.kinds[relation]) if i != column]
+        self.decls[name] = key_kinds + [kind_of[v] for v in ids] + [self.kinds[relation][column]]
+        head = Atom(name, tuple(keys + [Var(v) for v in ids] + [value]))
+        self.written[id(clause)] = Clause(head, tuple(body))
+
+    def contributions(self, clause: Clause) -> Clause:
+        return self.written[id(clause)]
+
+    def total(self, relation: str) -> str:
+        """``r(K.., S)``: the sum over every rule's contributions to the key."""
+        column, func = self.columns[relation]
+        keys = [f"K{i}" for i in range(len(self.kinds[relation])) if i != column]
+        elements = []
+        for j, (name, width) in enumerate(self.rules[relation]):
+            ids = [f"I{i}" for i in range(width)]
+            weight = "1" if func == "count" else "E"
+            elements.append(f"{weight}, {j}, {', '.join(ids + ['E'])} : "
+                            f"{name}({', '.join(keys + ids + ['E'])})")
+        row = ", ".join(keys[:column] + ["S"] + keys[column:])
+        lines = []
+        for name, width in self.rules[relation]:
+            lines.append(f"{relation}({row}) :- {name}({', '.join(keys + ['_'] * (width + 1))}), "
+                         f"S = #sum{{ {'; '.join(elements)} }}.")
+        return "\n".join(lines)
+
+
+def _fact_ranges(program: Program, facts: dict[str, set[tuple]]
+                 ) -> dict[tuple[str, int], tuple[float, float]]:
+    """(least, greatest) value of each numeric column of the relations with facts only."""
+    ruled = {c.head.relation for c in program.clauses if c.body}
+    rows: dict[str, list[tuple]] = {}
+    for name, given in facts.items():
+        rows.setdefault(name, []).extend(given)
+    for clause in program.clauses:
+        if not clause.body:
+            rows.setdefault(clause.head.relation, []).append(tuple(
+                a.value if isinstance(a, Number | Float) else None for a in clause.head.args))
+    out = {}
+    for name, given in rows.items():
+        if name in ruled or not given:
+            continue
+        for j in range(len(given[0])):
+            column = [row[j] for row in given]
+            if all(isinstance(v, int | float) and not isinstance(v, bool) for v in column):
+                out[(name, j)] = (min(column), max(column))
+    return out
+
+
+def _order(term: Term, values: set[str], ranges: dict[str, tuple[float, float]],
+           unsigned: bool) -> tuple[bool, bool]:
+    """(ge, le): whether ``term`` is at least (at most) each variable of ``values`` in it,
+    for a monotone ``term`` (_monotone). Unknown is False."""
+    def span(t: Term) -> tuple[float, float] | None:  # of a term without those variables
+        match t:
+            case Number(value) | Float(value):
+                return (value, value)
+            case Var(name):
+                return ranges.get(name)
+            case Call("to_float", (arg,)):
+                return span(arg)
+        return None
+
+    if not _vars(term) & values:
+        return False, False
+    match term:
+        case Var():
+            return True, True
+        case Call("to_float", (arg,)):
+            return _order(arg, values, ranges, unsigned)
+        case BinOp("+" | "-" as op, left, right):
+            if _vars(left) & values and _vars(right) & values:
+                return False, False
+            inner, other = (left, right) if _vars(left) & values else (right, left)
+            s = span(other)
+            if s is None:
+                return False, False
+            lo, hi = (s[0], s[1]) if op == "+" else (-s[1], -s[0])
+            ge, le = _order(inner, values, ranges, unsigned)
+            return ge and lo >= 0, le and hi <= 0
+        case BinOp("*", left, right) if unsigned:  # non-negative values only
+            inner, other = (left, right) if _vars(left) & values else (right, left)
+            s = span(other)
+            if s is None or _vars(other) & values:
+                return False, False
+            ge, le = _order(inner, values, ranges, unsigned)
+            return ge and s[0] >= 1, le and s[1] <= 1
+        case BinOp("/", left, right) if unsigned:
+            s = span(right)
+            ge, le = _order(left, values, ranges, unsigned)
+            return ge and s is not None and s[1] <= 1, le and s is not None and s[0] >= 1
+        case Call("min" | "max" as name, args):
+            orders = [_order(a, values, ranges, unsigned) if _vars(a) & values else None
+                      for a in args]
+            # max is at least each argument, so at least what each is at least; at most a
+            # variable only if every argument is at most it (min: the reverse)
+            alike = len({frozenset(_vars(a) & values) for a in args}) == 1
+            outer = all(o is None or o[0 if name == "max" else 1] for o in orders)
+            inner = alike and all(o[1 if name == "max" else 0] for o in orders)
+            return (outer, inner) if name == "max" else (inner, outer)
+    return False, False
+
+
+def _scaled(value: object, kind: str) -> object:
+    if kind == "float":
+        return int(value * SCALE)  # type: ignore[operator]
+    return value if isinstance(value, str) else int(value)  # type: ignore[call-overload]
+
+
+def _substituted(term: Term, bindings: dict[str, Term], depth: int = 0) -> Term:
+    """``term`` with each bound variable replaced by what it is bound to."""
+    from dataclasses import replace
+
+    if depth > len(bindings):
+        raise Unsupported("bindings in a cycle")
+    match term:
+        case Var(name) if name in bindings:
+            return _substituted(bindings[name], bindings, depth + 1)
+        case BinOp():
+            return replace(term, left=_substituted(term.left, bindings, depth),
+                           right=_substituted(term.right, bindings, depth))
+        case Call():
+            return replace(term, args=tuple(_substituted(a, bindings, depth) for a in term.args))
+        case UnaryOp():
+            return replace(term, arg=_substituted(term.arg, bindings, depth))
+    return term
+
+
+def _monotone(term: Term, values: set[str]) -> bool:
+    """Whether ``term`` does not decrease when any variable of ``values`` grows."""
+    if not _vars(term) & values:
+        return True
+    match term:
+        case Var():
+            return True
+        case BinOp("+", left, right):
+            return _monotone(left, values) and _monotone(right, values)
+        case BinOp("-", left, right):
+            return _monotone(left, values) and not _vars(right) & values
+        case BinOp("*", left, right):
+            for factor, other in ((left, right), (right, left)):
+                if isinstance(factor, Number | Float) and factor.value >= 0:
+                    return _monotone(other, values)
+            return False
+        case BinOp("/", left, right):
+            return (isinstance(right, Number | Float) and right.value > 0
+                    and _monotone(left, values))
+        case Call("min" | "max" | "to_float", args):
+            return all(_monotone(a, values) for a in args)
+    return False
 
 
 class _Functors:
     """The functors clingo calls while grounding (``@substr(S, I, N)``): the reference's."""
 
-    def __init__(self) -> None:
+    def __init__(self, lattices: _Lattices | None = None) -> None:
         from tests import reference
         self.ref = reference
+        self.lattices = lattices
         self.outside: str | None = None  # a value clingo cannot hold was computed
 
     @staticmethod
@@ -563,6 +1086,15 @@ class _Functors:
         self.outside = f"bshru gives {value}, outside clingo's integers"
         return []
 
+    def keep(self, relation, value, *keys):
+        lattices = self.lattices
+        kept = lattices.keep(self._py(relation), self._py(value),
+                             tuple(self._py(k) for k in keys))
+        if lattices.outside:
+            self.outside = lattices.outside
+        import clingo
+        return clingo.Number(int(kept))
+
     def range_float(self, *args):
         import clingo
         values = self.ref._range(*(self._py(a) / SCALE for a in args))
@@ -571,7 +1103,8 @@ class _Functors:
         return [clingo.Number(int(v * SCALE)) for v in values]
 
 
-def solve(text: str, relations: dict[str, int]) -> dict[str, set[tuple]]:
+def solve(text: str, relations: dict[str, int], lattices: _Lattices | None = None
+          ) -> dict[str, set[tuple]]:
     """The answer set's tuples of ``relations`` (name -> arity); raises Unsupported if
     clingo finds no unique answer set."""
     import clingo
@@ -581,7 +1114,7 @@ def solve(text: str, relations: dict[str, int]) -> dict[str, set[tuple]]:
     # (and those about relations no rule derives) are not errors.
     ctl = clingo.Control(["--warn=none"], logger=lambda code, message: None)
     ctl.add("base", [], text)
-    functors = _Functors()
+    functors = _Functors(lattices)
     ctl.ground([("base", [])], context=functors)
     if functors.outside:
         raise Unsupported(functors.outside)
@@ -612,9 +1145,14 @@ def agree(program: Program, facts: dict[str, set[tuple]], reference: dict[str, s
             if isinstance(v, int) and not -INT32 <= v < INT32:
                 return None
     try:
-        got = solve(translate(program, facts), {name: len(types[name]) for name in outputs})
+        lattices = _Lattices(program, facts, reference) if _lattice_columns(program) else None
+        got = solve(translate(program, facts, lattices),
+                    {name: len(types[name]) for name in outputs} | {UNSIGNED_HIGH: 0},
+                    lattices)
     except Unsupported:
         return None
+    if got[UNSIGNED_HIGH]:
+        return None  # a lattice's candidate outside what #min and #max order as Soufflé
     differ = {}
     for name in sorted(outputs):
         ours = {tuple(v / SCALE if kind == "float" else v for v, kind in zip(row, types[name]))
