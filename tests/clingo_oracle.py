@@ -32,11 +32,13 @@ nest, is read from an auxiliary relation computed over a domain of its grouping 
 
 $MIN and $MAX relations are sets of candidate values with the best one per key taken
 after them, bounded where that is needed and sound (:class:`_Lattices`); $SUM and $COUNT
-outside recursion are sums over their distinct contributions (:class:`_Totals`).
+outside recursion are sums over their distinct contributions (:class:`_Totals`). Where a
+component's candidates cannot be kept finite as a set (rules that both improve and worsen
+values) and for a recursive $SUM or $COUNT, the component is solved in rounds, one clingo
+grounding each (:class:`_Iterated`).
 
 Only what translates faithfully is translated; anything else raises :class:`Unsupported`
-and the program is skipped, never approximated: user types and lattices, a recursive
-$SUM or $COUNT, a component whose rules both improve and worsen values, ``ord``, three
+and the program is skipped, never approximated: user types and lattices, ``ord``, three
 aggregates deep, a float that is not a multiple of 1/SCALE (0.1), and a value clingo
 cannot hold (a number outside 32 bits, a negative number's ``bshru``, ``to_float`` of an
 unsigned value above 2^63).
@@ -590,11 +592,7 @@ class _Lattices:
         self.kinds = {d.name: [a.type for a in d.attributes] for d in program.decls}
         self.totals = _Totals(program, {r: c for r, c in found.items() if r not in self.columns},
                               self.kinds)
-        graph = nx.DiGraph()
-        for clause in program.clauses:
-            graph.add_node(clause.head.relation)
-            for atom in _nodes(clause.body, Atom):
-                graph.add_edge(atom.relation, clause.head.relation)
+        graph = _dependencies(program)
         self.component: dict[str, frozenset[str]] = {}
         for scc in nx.strongly_connected_components(graph):
             recursive = len(scc) > 1 or any(graph.has_edge(r, r) for r in scc)
@@ -886,6 +884,19 @@ class _Totals:
         return "\n".join(lines)
 
 
+def _dependencies(program: Program):
+    """The relations' dependency graph (networkx): an arc from each relation a rule reads
+    (inside negations and aggregates too) to the relation it derives."""
+    import networkx as nx
+
+    graph = nx.DiGraph()
+    for clause in program.clauses:
+        graph.add_node(clause.head.relation)
+        for atom in _nodes(clause.body, Atom):
+            graph.add_edge(atom.relation, clause.head.relation)
+    return graph
+
+
 def _fact_ranges(program: Program, facts: dict[str, set[tuple]]
                  ) -> dict[tuple[str, int], tuple[float, float]]:
     """(least, greatest) value of each numeric column of the relations with facts only."""
@@ -1129,6 +1140,182 @@ def solve(text: str, relations: dict[str, int], lattices: _Lattices | None = Non
     return out
 
 
+class _Iterated:
+    """Lattice relations by naive iteration, for the components :class:`_Lattices` cannot
+    keep finite as sets (rules that both improve and worsen values) and recursive $SUM and
+    $COUNT. Components are solved in dependency order, each by rounds: one clingo grounding
+    derives every candidate (or contribution) of the component's lattice relations from
+    the values of the round before (``r__prev``), its set relations natively; the new
+    values are the best of the old and the candidates ($MIN, $MAX), or the totals of the
+    contributions ($SUM, $COUNT: a contribution identified as in :class:`_Totals`, but for
+    values read from the component, which are the contribution's current value). Rounds
+    end when no value changes. A solved component's values are facts for the later ones,
+    and the last grounding derives every set relation from all of them. The joins,
+    negation, aggregates and arithmetic are clingo's; this loop only takes the best or the
+    sum of what clingo derived. For the monotone programs the engine accepts, that is the
+    least fixed point."""
+
+    ROUNDS = 300
+
+    def __init__(self, program: Program, facts: dict[str, set[tuple]]) -> None:
+        import networkx as nx
+
+        if program.lattices or program.types:
+            raise Unsupported("lattice or type declarations")
+        self.program, self.facts = program, facts
+        self.columns = _lattice_columns(program)
+        self.decls = {d.name: [a.type for a in d.attributes] for d in program.decls}
+        graph = _dependencies(program)
+        condensed = nx.condensation(graph)
+        self.order = [frozenset(condensed.nodes[c]["members"])
+                      for c in nx.topological_sort(condensed)]
+        self.solved: dict[str, dict[tuple, int]] = {}  # relation -> key -> value
+        self.candidate_decls: dict[str, list[str]] = {}  # the running component's
+
+    def solve(self, outputs: dict[str, int]) -> dict[str, set[tuple]]:
+        for members in self.order:
+            lattices = members & set(self.columns)
+            if lattices:
+                self._component(members, lattices)
+        clauses = [c for c in self.program.clauses if c.head.relation not in self.columns]
+        return solve(self._text(clauses, set()), outputs)
+
+    def _text(self, clauses: list[Clause], prev: set[str]) -> str:
+        decls = dict(self.decls)
+        decls.update({f"{r}__prev": self.decls[r] for r in prev})
+        decls.update(self.candidate_decls)
+        counter = itertools.count()
+        lines = [_clause(c, decls, counter) for c in clauses]
+        for name, rows in sorted(self.facts.items()):
+            if name in self.columns:
+                continue  # a lattice relation's facts seed its values (_component)
+            for row in sorted(rows, key=repr):
+                values = ", ".join(_value(v, k) for v, k in zip(row, decls[name]))
+                lines.append(f"{name}({values})." if row else f"{name}.")
+        for relation, values in sorted(self.solved.items()):
+            written = f"{relation}__prev" if relation in prev else relation
+            dependent = self.columns[relation][0]
+            for key, value in sorted(values.items(), key=repr):
+                row = [_py_term(v) for v in key]
+                row.insert(dependent, _py_term(value))
+                lines.append(f"{written}({', '.join(row)}).")
+        return "\n".join(lines) + "\n"
+
+    def _component(self, members: frozenset[str], lattices: set[str]) -> None:
+        from dataclasses import replace
+
+        for r in lattices:  # the facts of a $MIN/$MAX relation are its first candidates
+            self.solved[r] = {}
+            rows = {tuple(_held(_scaled(v, k)) if not isinstance(v, str) else v
+                          for v, k in zip(row, self.decls[r])) for row in self.facts.get(r, ())}
+            self._join(r, rows)
+        lower = [c for c in self.program.clauses
+                 if c.head.relation not in self.columns and c.head.relation not in members]
+        own_sets = [c for c in self.program.clauses
+                    if c.head.relation in members and c.head.relation not in lattices]
+        derived, extra_decls, outputs = [], {}, {}
+        for j, clause in enumerate(c for c in self.program.clauses
+                                   if c.head.relation in lattices):
+            body = tuple(replace(lit, relation=f"{lit.relation}__prev")
+                         if isinstance(lit, Atom) and lit.relation in lattices else lit
+                         for lit in clause.body)
+            if any(a.relation in lattices for lit in body if not isinstance(lit, Atom)
+                   for a in _nodes(lit, Atom)):
+                raise Unsupported("a lattice relation read inside a literal of its component")
+            written, name, kinds = self._candidate(replace(clause, body=body), j, lattices)
+            derived.append(written)
+            extra_decls[name], outputs[name] = kinds, len(kinds)
+        sets = [replace(c, body=tuple(replace(lit, relation=f"{lit.relation}__prev")
+                                      if isinstance(lit, Atom) and lit.relation in lattices
+                                      else lit for lit in c.body)) for c in own_sets]
+        self.candidate_decls = extra_decls
+        for _ in range(self.ROUNDS):
+            text = self._text(lower + sets + derived, lattices)
+            got = solve(text, outputs)
+            changed = self._round(lattices, got)
+            if not changed:
+                break
+        else:
+            raise Unsupported(f"no fixed point within {self.ROUNDS} rounds")
+        self.candidate_decls = {}
+
+    def _candidate(self, clause: Clause, j: int, lattices: set[str]
+                   ) -> tuple[Clause, str, list[str]]:
+        """The clause deriving the clause's candidates (``r__all``: key and value) or
+        contributions (``r__cj``: key, identity, value), its head's name and kinds."""
+        from dataclasses import replace
+
+        relation = clause.head.relation
+        dependent, func = self.columns[relation]
+        value = clause.head.args[dependent]
+        value = value.arg if isinstance(value, HeadAggregate) else value
+        keys = [a for i, a in enumerate(clause.head.args) if i != dependent]
+        key_kinds = [k for i, k in enumerate(self.decls[relation]) if i != dependent]
+        kind = self.decls[relation][dependent]
+        if func in ("min", "max"):
+            return (Clause(Atom(f"{relation}__all", tuple(keys + [value])), clause.body),
+                    f"{relation}__all", key_kinds + [kind])
+        ids: dict[str, str] = {}
+        body, fresh = [], itertools.count()
+        for lit in clause.body:
+            if func == "sum" and isinstance(lit, Atom):
+                source = lit.relation.removesuffix("__prev")
+                mutable = self.columns[source][0] if source in lattices else None
+                args = []
+                for i, (arg, k) in enumerate(zip(lit.args, self.decls[source])):
+                    if i != mutable and isinstance(arg, Wildcard):  # a position of its own
+                        arg = Var(f"w__{next(fresh)}")
+                    if i != mutable and _vars(arg):
+                        if not isinstance(arg, Var):
+                            raise Unsupported("a contribution identified inside an expression")
+                        ids.setdefault(arg.name, k)
+                    args.append(arg)
+                lit = replace(lit, args=tuple(args))
+            body.append(lit)
+        name = f"{relation}__c{j}"
+        return (Clause(Atom(name, tuple(keys + [Var(v) for v in ids] + [value])), tuple(body)),
+                name, key_kinds + list(ids.values()) + [kind])
+
+    def _round(self, lattices: set[str], got: dict[str, set[tuple]]) -> bool:
+        changed = False
+        for r in sorted(lattices):
+            dependent, func = self.columns[r]
+            width = len(self.decls[r]) - 1
+            if func in ("min", "max"):
+                rows = got.get(f"{r}__all", set())
+                changed |= self._join(r, {row[:dependent] + (row[-1],) + row[dependent:width]
+                                          for row in rows})
+                continue
+            totals: dict[tuple, int] = {}
+            for name, rows in got.items():
+                if name.startswith(f"{r}__c"):
+                    for row in rows:
+                        weight = 1 if func == "count" else row[-1]
+                        totals[row[:width]] = totals.get(row[:width], 0) + weight
+            changed |= totals != self.solved[r]
+            self.solved[r] = totals
+        return changed
+
+    def _join(self, relation: str, rows: set[tuple]) -> bool:
+        """Join candidate rows (values in the dependent column) into the relation's values;
+        whether any value changed."""
+        dependent, func = self.columns[relation]
+        unsigned = self.decls[relation][dependent] == "unsigned"
+        values, changed = self.solved[relation], False
+        for row in rows:
+            key, value = row[:dependent] + row[dependent + 1:], row[dependent]
+            if unsigned and value < 0:
+                raise Unsupported("an unsigned lattice value at or above 2^63")
+            old = values.get(key)
+            if old is None or (value < old if func == "min" else value > old):
+                values[key], changed = value, True
+        return changed
+
+
+def _py_term(value: object) -> str:
+    return _string(value) if isinstance(value, str) else _int(value)  # type: ignore[arg-type]
+
+
 def agree(program: Program, facts: dict[str, set[tuple]], reference: dict[str, set[tuple]]
           ) -> dict[str, tuple[set[tuple], set[tuple]]] | None:
     """None if the program is outside what this oracle translates (or a value of the
@@ -1144,13 +1331,17 @@ def agree(program: Program, facts: dict[str, set[tuple]], reference: dict[str, s
                 return None
             if isinstance(v, int) and not -INT32 <= v < INT32:
                 return None
+    wanted = {name: len(types[name]) for name in outputs} | {UNSIGNED_HIGH: 0}
     try:
         lattices = _Lattices(program, facts, reference) if _lattice_columns(program) else None
-        got = solve(translate(program, facts, lattices),
-                    {name: len(types[name]) for name in outputs} | {UNSIGNED_HIGH: 0},
-                    lattices)
+        got = solve(translate(program, facts, lattices), wanted, lattices)
     except Unsupported:
-        return None
+        if not _lattice_columns(program):
+            return None
+        try:  # rules that both improve and worsen values, a recursive $SUM
+            got = _Iterated(program, facts).solve(wanted)
+        except Unsupported:
+            return None
     if got[UNSIGNED_HIGH]:
         return None  # a lattice's candidate outside what #min and #max order as Soufflé
     differ = {}
