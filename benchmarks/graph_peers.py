@@ -535,6 +535,10 @@ pagerank_sparklog = _sparklog("pagerank", lambda engine, edges: _programs().page
 # every stored iteration
 pagerank_all_stages = _sparklog("pagerank", lambda engine, edges: _programs().pagerank(
     edges, PAGERANK_ITERATIONS, DAMPING, engine), retire_stages=False)
+# the same with its totals stored by a round of their own and read the round after
+# (Options.inline_totals): three rounds an iteration instead of two
+pagerank_stored_totals = _sparklog("pagerank", lambda engine, edges: _programs().pagerank(
+    edges, PAGERANK_ITERATIONS, DAMPING, engine), inline_totals=False)
 
 
 PEERS: dict[str, dict[str, PeerFn]] = {
@@ -542,7 +546,8 @@ PEERS: dict[str, dict[str, PeerFn]] = {
     "sssp": {"graphx": sssp_graphx, "dataframe": sssp_dataframe, "sparklog": sssp_sparklog},
     "bfs": {"graphx": bfs_graphx, "dataframe": bfs_dataframe, "sparklog": bfs_sparklog},
     "pagerank": {"graphx": pagerank_graphx, "dataframe": pagerank_dataframe,
-                 "sparklog": pagerank_sparklog, "sparklog-all-stages": pagerank_all_stages},
+                 "sparklog": pagerank_sparklog, "sparklog-all-stages": pagerank_all_stages,
+                 "sparklog-stored-totals": pagerank_stored_totals},
 }
 
 

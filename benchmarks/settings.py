@@ -36,6 +36,10 @@ results/join-dedup.{json,md}. ``cspa`` is Graspan's context-sensitive alias anal
 dereferences, seed 5; ``cspa-600`` twice that), checked against the same fixpoint
 computed with scipy's sparse matrices.
 
+``--compare inline-totals``: ``--no-inline-totals`` against the default (the rules of a
+stratum read a $SUM relation's totals where they are summed, rewrite/totals.py: PageRank
+takes two rounds an iteration instead of three); writes results/inline-totals.{json,md}.
+
 ``--compare revision --baseline REV``: the code of git revision REV (checked out into a
 temporary worktree) against this tree, same flags; writes results/revision.{json,md}.
 ``tree17-auto`` is the tree's closure with the default strategy (auto: Smart).
@@ -72,12 +76,15 @@ COMPARISONS = {
                 "combine auto (default)": []},
     "join-dedup": {"no dedup between joins": ["--join-dedup", "off"],
                    "dedup between joins (default)": []},
+    "inline-totals": {"totals stored, read a round later": ["--no-inline-totals"],
+                      "totals read where summed (default)": []},
     "revision": {},  # filled by main: the baseline's code, then this tree's
 }
 TITLES = {"jit": "JIT compilers of the local driver JVM",
           "code-cache": "Compiled classes Spark keeps (spark.sql.codegen.cache.maxEntries)",
           "combine": "The combine before the shuffle (--combine)",
           "join-dedup": "Dead variables and duplicates dropped before each join (--join-dedup)",
+          "inline-totals": "$SUM totals read where they are summed (--no-inline-totals)",
           "revision": "This tree against an earlier revision"}
 STRATA = 60
 
@@ -375,7 +382,8 @@ def _revision(rev: str, where: Path, report: dict[str, Any]) -> str:
 def _write(out: Path, report: dict[str, Any]) -> None:
     out.mkdir(parents=True, exist_ok=True)
     stem = {"jit": "jit", "code-cache": "code-cache", "combine": "combine-cold",
-            "join-dedup": "join-dedup", "revision": "revision"}[report["compare"]]
+            "join-dedup": "join-dedup", "inline-totals": "inline-totals",
+            "revision": "revision"}[report["compare"]]
     (out / f"{stem}.json").write_text(json.dumps(report, indent=1) + "\n")
     first, second = report["settings"]
     lines = [f"# {TITLES[report['compare']]} (cold `sparklog run`, wall seconds)", "",

@@ -161,6 +161,9 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--no-skip-idle", dest="skip_idle", action="store_false",
                      help="run every relation of a recursive stratum in every round, also "
                           "those none of whose rules has a delta to read")
+    run.add_argument("--no-inline-totals", dest="inline_totals", action="store_false",
+                     help="store a $SUM/$COUNT relation's totals in a round of their own and "
+                          "read them the round after, not where they are summed")
     run.add_argument("--no-retire-stages", dest="retire_stages", action="store_false",
                      help="in a recursion over a counter (PageRank's iteration), keep reading "
                           "the stored tuples of stages every delta has passed")
@@ -398,7 +401,7 @@ def _run(args) -> int:
                         checkpoint="reliable" if args.checkpoint_dir else "local",
                         checkpoint_dir=args.checkpoint_dir, deferred=args.deferred,
                         pipelined=args.pipelined, skip_idle=args.skip_idle,
-                        retire_stages=args.retire_stages,
+                        retire_stages=args.retire_stages, inline_totals=args.inline_totals,
                         reuse_plans=args.reuse_plans,
                         join_planning=args.join_planning, broadcast_rows=args.broadcast_rows,
                         combine=args.combine, max_iterations=args.max_iterations,

@@ -16,6 +16,7 @@ from sparklog.rewrite.arity import linears
 from sparklog.rewrite.closure import LENGTH, Choice, closures
 from sparklog.rewrite.doubling import chains
 from sparklog.rewrite.indexes import add_indexes
+from sparklog.rewrite.totals import inline_totals
 from sparklog.options import DEFAULTS, NAMES, Options
 from sparklog.semantics.checks import Checked, check
 from sparklog.syntax import nodes as n
@@ -68,15 +69,18 @@ class Program:
         return self._rewritten[key]
 
     def plan_for(self, strategy: str = DEFAULTS.strategy, indexes: bool = True,
-                 shapes: Mapping[str, tuple[int, ...]] | None = None) -> Plan:
+                 shapes: Mapping[str, tuple[int, ...]] | None = None,
+                 totals: bool = DEFAULTS.inline_totals) -> Plan:
         """The plan a run with these options executes: closures rewritten for
-        ``strategy``, with secondary indexes (rewrite/indexes.py) or without."""
+        ``strategy``, totals read where they are summed if ``totals``
+        (rewrite/totals.py), with secondary indexes (rewrite/indexes.py) or without."""
         key = (strategy, tuple(sorted((shapes or {}).items())))
-        if key + (indexes,) not in self._plans:
+        if key + (indexes, totals) not in self._plans:
             self.rewritten(strategy, shapes)
-            if indexes:
-                self._plans[key + (True,)] = add_indexes(self._plans[key + (False,)])
-        return self._plans[key + (indexes,)]
+            plan = self._plans[key + (False,)]
+            plan = inline_totals(plan) if totals else plan
+            self._plans[key + (indexes, totals)] = add_indexes(plan) if indexes else plan
+        return self._plans[key + (indexes, totals)]
 
     @property
     def plan(self) -> Plan:
@@ -213,7 +217,8 @@ class Engine:
         previous = session.apply_required(self.spark)
         try:  # auto's measurement reads the inputs with the settings a run needs
             shapes = self.shapes(program, inputs, Path(facts_dir or "."))
-            plan = program.plan_for(self.options.strategy, self.options.indexes, shapes)
+            plan = program.plan_for(self.options.strategy, self.options.indexes, shapes,
+                                    self.options.inline_totals)
         except BaseException:  # e.g. a DataFrame of the wrong arity
             session.restore(self.spark, previous)
             raise

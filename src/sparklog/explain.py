@@ -14,7 +14,8 @@ def explain(program, show: set[str], engine=None, facts_dir: Path | None = None,
     parts = []
     # what auto measures before a run, when there is data to measure
     shapes = engine.shapes(program, {}, facts_dir) if engine and facts_dir else {}
-    plan = program.plan_for(strategy, engine.options.indexes if engine else True, shapes)
+    plan = program.plan_for(strategy, engine.options.indexes if engine else True, shapes,
+                            engine.options.inline_totals if engine else DEFAULTS.inline_totals)
     if "ast" in show:
         parts += ["== AST ==", print_program(program.ast)]
     if "strategies" in show:
@@ -72,7 +73,8 @@ def iteration_plan(engine, program, facts_dir: Path | None, shapes=None) -> str:
     from sparklog.spark.load import load_inputs
     from sparklog.spark import session
 
-    plan = program.plan_for(engine.options.strategy, engine.options.indexes, shapes)
+    plan = program.plan_for(engine.options.strategy, engine.options.indexes, shapes,
+                            engine.options.inline_totals)
     loop = next((sp for sp in plan.strata if sp.loop), None)
     if loop is None:
         return "(no recursive stratum)"

@@ -40,6 +40,10 @@ class Options:
     # In a staged recursion (ir/stages.py: PageRank's iteration counter) the stored runs
     # wholly below every delta's stage are retired: the stratum's rounds stop reading them.
     retire_stages: bool = True
+    # The rules of a stratum that read its $SUM/$COUNT relation read the total of its
+    # contributions where it is summed, a round earlier (rewrite/totals.py). Off: the
+    # totals are stored by a round of their own, and read the round after.
+    inline_totals: bool = True
     # Rounds reading at least this many stored rows use whole-stage code generation, the
     # others run without it (see Database.use_codegen). None: no round uses it; 0: every round
     # does, as the session would by default.
@@ -125,7 +129,7 @@ class Options:
             if not isinstance(value, int) or value < low:
                 raise UsageError(f"{name} must be at least {low}, not {value!r}")
         for name in ("balance", "indexes", "serialized", "skip_idle", "retire_stages",
-                     "join_dedup"):
+                     "join_dedup", "inline_totals"):
             if not isinstance(getattr(self, name), bool):
                 raise UsageError(f"{name} must be True or False, not {getattr(self, name)!r}")
         if not isinstance(self.balance_ratio, (int, float)) or not self.balance_ratio >= 1:

@@ -129,3 +129,25 @@ def test_idle_relations_are_skipped_with_the_same_ranks(spark):
     assert not [s for s in loop(results[False]) if s["spark_jobs"] == 0]
     jobs = {k: sum(s["spark_jobs"] for s in r.stats) for k, r in results.items()}
     assert jobs[True] < jobs[False]
+
+
+def test_totals_read_where_summed_take_a_round_less_an_iteration(spark):
+    """rewrite/totals.py: the ranks read share's and lost's totals in the round that stores
+    their contributions. Two rounds an iteration instead of three, the same ranks (the
+    same contributions, summed in another order: within a rounding)."""
+    df = frame(spark, [(a, b, 0) for a, b in EDGES], weighted=False)
+    iterations = 6
+    ranks, rounds = {}, {}
+    for inline in (True, False):
+        engine = sparklog.Engine(spark=spark, partitions=2, inline_totals=inline)
+        result = engine.run(sparklog.Program.from_text(programs.path("pagerank").read_text()),
+                            {"edge": df,
+                             "iterations": spark.range(1).selectExpr(f"{iterations}L AS k"),
+                             "damping": spark.range(1).selectExpr("0.85D AS a")})
+        ranks[inline] = dict(rows(result["pagerank"]))
+        rounds[inline] = max(s["iteration"] for s in result.stats if s["relation"] == "rank")
+        assert ("share" in {s["relation"] for s in result.stats if s["iteration"] > 1}) \
+            == (not inline)  # summed once, after the stratum, when inlined
+    assert rounds == {True: 2 * iterations + 1, False: 3 * iterations + 1}
+    assert ranks[True].keys() == ranks[False].keys()
+    assert all(abs(ranks[True][v] - ranks[False][v]) < 1e-12 for v in ranks[True])

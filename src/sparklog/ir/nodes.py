@@ -95,9 +95,14 @@ class Scan:
     version: str
     args: tuple[n.Term, ...]
     exists: bool = False
+    # a $SUM/$COUNT relation's contributions read as their totals (rewrite/totals.py): one
+    # row per key (every column but ``detail`` and this one), this column summed; ``old``
+    # is then the keys without a contribution in the last round
+    summed: int | None = None
 
     def __post_init__(self) -> None:
         assert self.version in (FULL, DELTA, OLD), self.version
+        assert self.summed is None or self.version != DELTA, self
         assert all(isinstance(a, n.Var | n.Wildcard | n.Number | n.Float | n.String)
                    for a in self.args), self.args
 

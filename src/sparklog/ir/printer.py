@@ -57,9 +57,10 @@ def print_kernel(k: Kernel) -> str:
 
 def print_step(step: Step) -> str:
     match step:
-        case Scan(relation=r, version=v, args=args, exists=exists):
+        case Scan(relation=r, version=v, args=args, exists=exists, summed=summed):
+            total = f" summing c{summed} per key" if summed is not None else ""
             return (f"{'exists' if exists else 'scan'} {v} "
-                    f"{r}({', '.join(print_term(a) for a in args)})")
+                    f"{r}({', '.join(print_term(a) for a in args)}){total}")
         case Bind(var=var, expr=expr):
             return f"bind {var} = {print_term(expr)}"
         case Filter(literal=lit):

@@ -290,11 +290,32 @@ def scan_sql(step: Scan, store: Store, names: dict[str, str], keep_sb: bool) -> 
         number, slices = store.delta_slice  # slice: by a hash of the whole delta tuple
         tuple_ = ", ".join(f"c{i}" for i in range(len(kinds))) or "0"
         stamp.append(f"pmod(xxhash64({tuple_}), {slices}) = {number}")
+    if step.summed is not None:
+        return _summed_sql(step, store, conds, cols)
     newest = select + store.view(step.relation) + _where(conds + stamp)
     if step.version == DELTA:
         return newest
     sealed = [select + view + _where(conds) for view in store.sealed_views(step.relation)]
     return " UNION ALL ".join([newest, *sealed])
+
+
+def _summed_sql(step: Scan, store: Store, conds: list[str], cols: list[str]) -> str:
+    """A contributions relation read as its totals (Scan.summed): every run's contributions
+    of the keys the scan's constants select, summed per key inside each partition (a key's
+    contributions share its bucket and sub-bucket, Layout.detail), then the scan's
+    columns. ``old``: only the keys without a contribution stamped newest."""
+    layout = store.layout(step.relation)
+    keys = [f"c{i}" for i in range(len(step.args)) if i != step.summed and i not in layout.detail]
+    value = f"c{step.summed}"
+    newest = "0" if step.relation in store.aged else f"CASE WHEN {IT} = {NEWEST} THEN 1 ELSE 0 END"
+    inner = ", ".join(keys + [f"{value} AS _v", f"{SB} AS {SB}"])
+    runs = [f"SELECT {inner}, {newest} AS _n FROM {store.view(step.relation)}{_where(conds)}"]
+    runs += [f"SELECT {inner}, 0 AS _n FROM {view}{_where(conds)}"
+             for view in store.sealed_views(step.relation)]
+    having = " HAVING max(_n) = 0" if step.version == OLD else ""
+    grouped = (f"SELECT {', '.join(keys + [SB])}, sum(_v) AS {value} FROM "
+               f"({' UNION ALL '.join(runs)}) t GROUP BY {', '.join(keys + [SB])}{having}")
+    return f"SELECT {', '.join(cols) or '1 AS _unit'} FROM ({grouped}) u"
 
 
 def _where(conds: list[str]) -> str:
