@@ -50,6 +50,7 @@ from __future__ import annotations
 
 import itertools
 import re
+from dataclasses import replace
 
 from sparklog.syntax.nodes import (
     Aggregate, Atom, BinOp, BoolLit, Call, Clause, Comparison, Constraint, Float, HeadAggregate,
@@ -616,7 +617,6 @@ class _Lattices:
         self.existence: dict[int, set[int]] = {}  # see _shape
         self.carrying: dict[int, set[int]] = {}
         shapes: dict[frozenset[str], set[str]] = {}
-        self.key_clauses: list[Clause] = []
         for clause in program.clauses:
             scc = self.component[clause.head.relation]
             if scc & set(self.columns):
@@ -655,8 +655,6 @@ class _Lattices:
     def rewrite(self, clause: Clause) -> tuple[Clause, tuple[str, int] | None]:
         """The clause reading its component's lattice relations' candidates, and deriving
         candidates if its head is a lattice relation (bounded by @keep if it is bounded)."""
-        from dataclasses import replace
-
         if clause.head.relation in self.totals.columns:
             return self.totals.contributions(clause), None
         own = self._own(clause)
@@ -725,8 +723,6 @@ class _Lattices:
     def key_clause(self, clause: Clause) -> Clause:
         """``r__key(k..) :- body``: the clause without values, for the keys of a bounded
         component (a key exists whatever the values: none is compared or joined)."""
-        from dataclasses import replace
-
         body = []
         for i, lit in enumerate(clause.body):
             if i in self.carrying[id(clause)]:
@@ -740,8 +736,6 @@ class _Lattices:
             tuple(body))
 
     def _key_atom(self, atom: Atom) -> Atom:
-        from dataclasses import replace
-
         dependent, _ = self.columns[atom.relation]
         return replace(atom, relation=self.keys(atom.relation),
                        args=atom.args[:dependent] + atom.args[dependent + 1:])
@@ -833,8 +827,6 @@ class _Totals:
                 self._contributing(clause)
 
     def _contributing(self, clause: Clause) -> None:
-        from dataclasses import replace
-
         relation = clause.head.relation
         column, func = self.columns[relation]
         body, fresh = [], itertools.count()
@@ -981,8 +973,6 @@ def _scaled(value: object, kind: str) -> object:
 
 def _substituted(term: Term, bindings: dict[str, Term], depth: int = 0) -> Term:
     """``term`` with each bound variable replaced by what it is bound to."""
-    from dataclasses import replace
-
     if depth > len(bindings):
         raise Unsupported("bindings in a cycle")
     match term:
@@ -1202,8 +1192,6 @@ class _Iterated:
         return "\n".join(lines) + "\n"
 
     def _component(self, members: frozenset[str], lattices: set[str]) -> None:
-        from dataclasses import replace
-
         for r in lattices:  # the facts of a $MIN/$MAX relation are its first candidates
             self.solved[r] = {}
             rows = {tuple(_held(_scaled(v, k)) if not isinstance(v, str) else v
@@ -1243,8 +1231,6 @@ class _Iterated:
                    ) -> tuple[Clause, str, list[str]]:
         """The clause deriving the clause's candidates (``r__all``: key and value) or
         contributions (``r__cj``: key, identity, value), its head's name and kinds."""
-        from dataclasses import replace
-
         relation = clause.head.relation
         dependent, func = self.columns[relation]
         value = clause.head.args[dependent]

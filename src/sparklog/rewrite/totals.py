@@ -79,7 +79,8 @@ def _inlined(kernel: Kernel, totals: dict[str, Kernel], fresh) -> Kernel:
     steps: list = []
     delta = kernel.delta
     for i, step in enumerate(kernel.steps):
-        if isinstance(step, AntiJoin | AggregateJoin) and kernel.reads() & set(totals):
+        if isinstance(step, AntiJoin | AggregateJoin) and \
+                replace(kernel, steps=(step,)).reads() & set(totals):
             raise _Kept  # stratification keeps a stratum's own relations out of these
         if not (isinstance(step, Scan) and step.relation in totals):
             steps.append(step)
