@@ -54,6 +54,9 @@ def test_pagerank_retires_passed_iterations_with_networkx_ranks(spark, edges):
         ranks[retire] = dict(rows(result["pagerank"]))
         # the case under test happened, and only when asked for
         assert (_retired(result, "share@c") > 0) == retire
+        # and the contributions of iteration i + 1 were not probed against iteration i's
+        assert (sum(r["unread"] for r in result.stats if r["relation"] == "share@c") > 0) \
+            == retire
     assert ranks[True] == ranks[False]  # bit for bit: the same sums in the same order
     g = nx.DiGraph(edges)
     nodes = list(g)

@@ -7,7 +7,7 @@ import pytest
 
 from sparklog import programs
 from sparklog.engine import Program
-from sparklog.ir.stages import stages
+from sparklog.ir.stages import advances, stages
 
 E = ".decl e(x:number, y:number)\n.input e\n"
 
@@ -23,6 +23,11 @@ def test_pagerank_is_staged_by_its_iteration_including_the_sums_contributions():
     # rank(n, i, r) and the $SUM contributions of share(t, i, s) and lost(i, s) (lower.py),
     # whose totals the rounds read where they are summed (rewrite/totals.py)
     assert found == {"rank": 1, "share@c": 1, "lost@c": 0}
+    # the contributions move up a stage, the ranks do not: a round's new contributions
+    # are a stage above every delta it reads (Database.beneath)
+    (sp,) = [sp for sp in program.plan.strata if sp.loop]
+    assert advances(sp, found) == {"rank": 0, "share@c": 1, "lost@c": 1}
+    assert advances(sp, {}) == {}
     stored = program.plan_for(totals=False)
     (found,) = [stages(sp, stored) for sp in stored.strata if sp.loop]
     assert found == {"rank": 1, "share": 1, "lost": 0, "share@c": 1, "lost@c": 0}

@@ -57,6 +57,23 @@ def stages(sp: StratumPlan, plan: Plan) -> dict[str, int]:
     return {}
 
 
+def advances(sp: StratumPlan, assignment: dict[str, int]) -> dict[str, int]:
+    """Per relation of a staged stratum, the least ``c`` of the loop kernels deriving it:
+    a round's new tuples of it are at least ``c`` stages above the lowest delta stage the
+    round reads, so a stored run wholly below that cannot hold one of them
+    (Database.beneath: the combine step does not read it)."""
+    if not assignment:
+        return {}
+    out: dict[str, int] = {}
+    relations = set(sp.relations)
+    for kernel in sp.loop:
+        c = _forward(kernel, _reads(kernel, relations), assignment)
+        if c is None:  # stages() found every kernel forward; be safe if one is not
+            return {}
+        out[kernel.relation] = min(c, out.get(kernel.relation, c))
+    return out
+
+
 def _assignments(relations: tuple[str, ...], candidates: dict[str, list[int]]
                  ) -> Iterator[dict[str, int]]:
     if not relations:

@@ -27,7 +27,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from sparklog.ir.nodes import Kernel, Scan, StratumPlan
-from sparklog.ir.stages import stages
+from sparklog.ir.stages import advances, stages
 from sparklog.spark import jvm
 from sparklog.spark.jvm import stored_rdd as _stored_rdd
 from sparklog.spark.session import FACTORY_MODE
@@ -71,13 +71,14 @@ def _evaluate_stratum(db: Database, sp: StratumPlan, stats: Stats) -> None:
     db.templates.clear()  # another stratum's plans
     db.loop_counts.clear()
     db.stages = stages(sp, db.plan) if db.options.retire_stages else {}
+    db.advance = advances(sp, db.stages)
     try:
         _round(db, sp, sp.preamble, stats)
         if sp.stratum.recursive:
             _loop(db, sp, stats)
     finally:
         db.aged = set()  # later strata read full versions only, every run of them
-        db.stages, db.stage_floor = {}, None
+        db.stages, db.advance, db.stage_floor = {}, {}, None
         db.delta_low.clear()
 
 
@@ -206,7 +207,7 @@ def _record_skipped(db: Database, sp: StratumPlan, steps: list[_Step], stats: St
             continue
         stats.add(**_record(db, sp, relation, iteration, 0, 0), inner_iteration=0,
                   largest_inner=None, outer="local", seconds=seconds, spark_jobs=0, written=0,
-                  combined=False, shuffled=0)
+                  combined=False, shuffled=0, unread=0)
 
 
 def _compact(db: Database, steps: list[_Step]) -> bool:
@@ -430,6 +431,7 @@ class _Step:
     inner: list[Metrics] = field(default_factory=list)
     kernels: tuple[Kernel, ...] = ()  # what derives its candidates, in their union's order
     combined: bool = False  # candidates combined in their partition before the shuffle
+    unread: int = 0  # live runs its combine step passed over (Database.unread)
 
 
 @dataclass
@@ -479,7 +481,9 @@ def _plan(db: Database, sp: StratumPlan, kernels: tuple[Kernel, ...]) -> list[_S
         merges = db.merges(relation, db.iteration)
         shape = ",".join(str(len(db.live_runs(r))) + ("a" if r in db.aged else "")
                          for r in sp.relations)
-        key = f"{sp.stratum.index}/{relation}/{choice}/{shape}/{merges}"
+        # and by which stored runs its combine step passes over (Database.unread)
+        unread = "".join("u" if u else "-" for u in db.unread(relation, merges))
+        key = f"{sp.stratum.index}/{relation}/{choice}/{shape}/{merges}/{unread}"
         slices = _slices(db, sp, relation, mine) if kernels is sp.loop else 1
         planned = _replan(db, key, relation, versions, scans) if versions and slices == 1 \
             else None
@@ -528,7 +532,7 @@ def _plan(db: Database, sp: StratumPlan, kernels: tuple[Kernel, ...]) -> list[_S
         step = _Step(relation, full, bool(mine), new, group, description, rerun,
                      factory=db.factory_now, serialized=db.tiny and db.serialized_reruns,
                      outer=outer, merges=merges, pieces=pieces, inner=inner,
-                     kernels=tuple(mine), combined=combined)
+                     kernels=tuple(mine), combined=combined, unread=unread.count("u"))
         if rerun is not None and scans:
             _mark(db, [step])  # it reads blocks, not versions: no need to wait for them
         steps.append(step)
@@ -775,7 +779,7 @@ def _record_step(db: Database, sp: StratumPlan, step: _Step, stats: Stats, itera
               combined=step.combined, shuffled=shuffled,
               # iteration roll-over: how many inner iterations, the largest one's output
               inner_iteration=len(inner), largest_inner=max(inner, default=None),
-              outer=step.outer, seconds=seconds, spark_jobs=jobs,
+              outer=step.outer, seconds=seconds, spark_jobs=jobs, unread=step.unread,
               # rows the round stored: its new tuples and the runs it merged (merges())
               written=step.full.__dict__.get("_sparklog_rows") if step.full is not None else None)
 

@@ -213,6 +213,9 @@ class Database:
     # and the lowest stage of the deltas of its last counted round; a run wholly below it
     # is retired (retired()). Empty and None outside such a stratum.
     stages: dict[str, int] = field(default_factory=dict)
+    # and per relation the least number of stages a loop kernel deriving it moves up
+    # (ir/stages.advances): its new tuples are that far above the floor (beneath())
+    advance: dict[str, int] = field(default_factory=dict)
     stage_floor: int | None = None
     delta_low: dict[str, Any] = field(default_factory=dict)  # see book_stages
 
@@ -294,6 +297,27 @@ class Database:
         stages = run.__dict__.get("_sparklog_stages", _UNKNOWN)
         return stages is None or (stages is not _UNKNOWN and stages[1] < self.stage_floor)
 
+    def beneath(self, relation: str, run: DataFrame) -> bool:
+        """Whether a stored run of a staged recursion's relation lies wholly below the
+        stages of the round's new tuples (the floor plus the relation's advance, when that
+        is at least 1): none of them can equal one of its rows, whose stage is part of
+        every key, so the round's combine step does not read it. PageRank's contributions
+        of iteration i + 1 are derived from the ranks of iteration i while the run of
+        iteration i's contributions is still live."""
+        advance = self.advance.get(relation, 0)
+        if self.stage_floor is None or advance < 1 or relation not in self.stages:
+            return False
+        stages = run.__dict__.get("_sparklog_stages", _UNKNOWN)
+        return stages is None or (stages is not _UNKNOWN
+                                  and stages[1] < self.stage_floor + advance)
+
+    def unread(self, relation: str, merges: int | None) -> list[bool]:
+        """For each live run a round's combine step would read that the new run does not
+        replace (the ``merges`` newest), whether it passes over it (beneath())."""
+        runs = self.live_runs(relation)
+        kept = runs[:len(runs) - len(self.newest_runs(relation, merges))]
+        return [self.beneath(relation, run) for run in kept]
+
     def live_sealed(self, relation: str) -> list[DataFrame]:
         """The sealed runs a round of the running stratum reads: those not retired."""
         return [r for r in self.sealed.get(relation, []) if not self.retired(relation, r)]
@@ -338,8 +362,11 @@ class Database:
         limit = self.options.run_rows
         if iteration == 0 or not limit:
             return len(runs)
-        if runs and self._holds_retired(relation, runs[-1]):
-            return 0  # a staged relation's newest run is sealed once it holds old stages
+        if runs and (self._holds_retired(relation, runs[-1])
+                     or self.beneath(relation, runs[-1])):
+            # a staged relation's newest run is sealed once it holds old stages, or when
+            # the round's new tuples are all above it: no row of it is copied again
+            return 0
         if not runs or self.rows_of(relation, runs[-1]) <= limit:
             return len(runs[-1:])
         gathered, merged = self.rows_of(relation, runs[-1]), 1
@@ -670,6 +697,9 @@ class Database:
         OLDER; the preamble (0) keeps their stamps.
         """
         runs, merged = self.live_runs(relation), self.newest_runs(relation, merges)
+        kept = runs[:len(runs) - len(merged)]
+        runs = [r for r, unread in zip(kept, self.unread(relation, merges)) if not unread] \
+            + runs[len(kept):]
         metrics = Metrics(self.spark, f"new_{relation}_{iteration}")
         metrics.merged = len(merged)
         metrics.rows = sum(self.rows_of(relation, r) for r in merged)
