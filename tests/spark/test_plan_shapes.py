@@ -303,3 +303,26 @@ def test_a_cross_join_with_a_parameter_keeps_the_partition_count(spark):
     assert plan.count("CartesianProduct") == 2 and plan.count("Coalesce 1") == 2, plan
     want = reference.evaluate(parse(CROSSED), {})
     assert rows(engine.run(program)["w"]) == want["w"]
+
+
+def test_a_totals_semi_join_keys_follow_the_stored_sort(spark, tmp_path):
+    """The total of a delta's keys (translate._total: PageRank's ``share(n, i)``, bucketed
+    by ``n`` and sub-bucketed by ``i``) semi-joins the stored contributions on their key in
+    the order the runs are sorted, bucket columns, ``_sb``, then the rest: in another order
+    Spark sorts both sides of every semi-join again, every round."""
+    import re
+
+    from sparklog import programs
+    from sparklog.explain import iteration_plan
+
+    (tmp_path / "edge.facts").write_text("1\t2\n2\t3\n3\t1\n3\t4\n")
+    (tmp_path / "iterations.facts").write_text("3\n")
+    (tmp_path / "damping.facts").write_text("0.85\n")
+    engine = sparklog.Engine(spark=spark, partitions=2)
+    plan = iteration_plan(engine, sparklog.Program.from_file(programs.path("pagerank")),
+                          tmp_path)
+    semis = [re.search(r"SortMergeJoin \[([^\]]*)\]", line).group(1)
+             for line in plan.splitlines() if "SortMergeJoin" in line and "LeftSemi" in line]
+    keys = [[k.strip().split("#")[0] for k in found.split(",")] for found in semis]
+    assert ["c0", "_sb", "c1"] in keys, plan  # share@c's
+    assert all(k in (["c0", "_sb", "c1"], ["c0", "_sb"]) for k in keys), keys

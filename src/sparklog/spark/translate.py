@@ -585,7 +585,14 @@ def _total(step: Total, q: Query, store: Store) -> Query:
     args[step.value] = n.Var(step.var)
     full = scan_sql(Scan(step.relation, FULL, tuple(args)), store, {**names, step.var: value},
                     keep_sb=True)
-    keys = list(names.values()) + [SB]
+    # in the order the runs are sorted in (bucket columns, _sb, the rest: Database.insert),
+    # so the semi-join and the GROUP BY read each side as it is stored, with no sort
+    layout = store.layout(step.relation)
+    stored = [f"c{i}" for i in layout.key] + [SB] + [f"c{i}" for i in layout.rest]
+    by_column = {f"c{i}": names[v.name] for v, i in zip(step.args, step.group)}
+    keys = list(dict.fromkeys(by_column.get(c, c) for c in stored
+                              if c in by_column or c == SB))
+    assert set(keys) == {*names.values(), SB}, (keys, names)
     on = " AND ".join(f"f.{c} = d.{c}" for c in keys)
     col = q.scope.bind(step.var, kinds[step.value])
     select = ", ".join([f"f.{c}" for c in names.values()] + [f"sum(f.{value}) AS {col}"])
