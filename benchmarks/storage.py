@@ -6,8 +6,9 @@
 Each configuration runs in a process of its own (a fresh JVM, as `sparklog run` has): with
 runs (``run_rows`` N: the newest run is sealed at N rows, runs of like size merge) and with
 one run (``run_rows`` 0: every round rewrites all of ``tc``); a configuration written
-``100000:serialized`` keeps the stored versions serialized (``Options.serialized``), and
-``100000:serialized-kryo`` does so with Kryo as the session's serializer. Per run it records every
+``100000:FORM`` keeps the stored versions in that form (``Options.stored``: columnar, the
+default, deserialized or serialized), and ``100000:serialized-kryo`` keeps them serialized
+with Kryo as the session's serializer. Per run it records every
 round's seconds, rows written and runs, and Spark's block storage at the end (the versions
 still stored), and reports the median seconds per round of the first and of the last 100
 rounds and their ratio, the rows written over the whole run, and the block bytes per
@@ -32,15 +33,17 @@ def one(spec: str, config: str) -> dict:
     import sparklog
     from benchmarks.workloads import make
 
+    from sparklog.options import DEFAULTS
     from sparklog.spark import session
 
     rows, _, form = config.partition(":")
-    run_rows, serialized = int(rows), form.startswith("serialized")
+    run_rows = int(rows)
+    stored = "serialized" if form.startswith("serialized") else form or DEFAULTS.stored
     workload = make(spec)
     kryo = {"spark.serializer": "org.apache.spark.serializer.KryoSerializer"}
     spark = session.start("local[2]", 2, kryo if form.endswith("kryo") else {})
     engine = sparklog.Engine(spark=spark, partitions=2, run_rows=run_rows, strategy="asis",
-                             serialized=serialized)
+                             stored=stored)
     sc = engine.spark.sparkContext
     edges = engine.spark.createDataFrame(workload.edges, "x long, y long")
     program = sparklog.Program.from_text(
@@ -55,7 +58,7 @@ def one(spec: str, config: str) -> dict:
     rounds = [dict(iteration=r["iteration"], seconds=r["seconds"], delta=r["delta"],
                    full=r["full"], written=r["written"], runs=r["runs"])
               for r in result.stats if r["relation"] == "tc" and r["iteration"] >= 1]
-    return dict(workload=spec, run_rows=run_rows, serialized=serialized, form=form,
+    return dict(workload=spec, run_rows=run_rows, stored=stored, form=form,
                 wall_seconds=round(wall, 2),
                 storage_bytes=stored, tuples=result.size("tc") + len(workload.edges),
                 rounds=rounds)
@@ -65,7 +68,8 @@ def summary(run: dict) -> dict:
     seconds = [r["seconds"] for r in run["rounds"] if r["delta"] or r is run["rounds"][-1]]
     k = min(100, max(1, len(seconds) // 3))  # 100 rounds, a third of a short run
     first, last = seconds[:k], seconds[-k:]
-    return dict(run_rows=run["run_rows"], serialized=run.get("serialized", False),
+    stored = run.get("stored") or ("serialized" if run.get("serialized") else "deserialized")
+    return dict(run_rows=run["run_rows"], stored=stored + ("-kryo" * run.get("form", "").endswith("kryo")),
                 workload=run["workload"],
                 wall_seconds=run["wall_seconds"],
                 rounds=len(run["rounds"]),
@@ -127,8 +131,7 @@ def markdown(facts: dict, rows: list[dict]) -> str:
     ]
     for r in rows:
         label = "0 (one run)" if r["run_rows"] == 0 else f"{r['run_rows']:,}"
-        form = "serialized" if r["serialized"] else "deserialized"
-        lines.append(f"| {r['workload']} | {label} | {form} | {r['rounds']} | {r['wall_seconds']} | "
+        lines.append(f"| {r['workload']} | {label} | {r['stored']} | {r['rounds']} | {r['wall_seconds']} | "
                      f"{r['first_100']} | {r['last_100']} | {r['last_over_first']} | "
                      f"{r['written']:,} | {r['max_runs']} | {r['bytes_per_tuple']} |")
     return "\n".join(lines) + "\n"

@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from sparklog.defaults import COMBINE, JOIN_PLANNING
-from sparklog.options import DEFAULTS, PLAN_REUSE, STRATEGIES
+from sparklog.options import DEFAULTS, PLAN_REUSE, STORED, STRATEGIES
 from sparklog.errors import (DataError, Diagnostic, OutputError, SparklogError,
                              UsageError)
 
@@ -215,11 +215,11 @@ def _parser() -> argparse.ArgumentParser:
                      help="drop the variables a rule no longer needs, and the duplicate rows "
                           "that leaves, before each of its joins; default %(default)s")
     _strategy_option(run)
-    run.add_argument("--stored", choices=("deserialized", "serialized"),
-                     default="serialized" if DEFAULTS.serialized else "deserialized",
-                     help="how stored versions sit in Spark's block storage: serialized "
-                          "takes about a twelfth of the memory and costs time to read back "
-                          "(default %(default)s)")
+    run.add_argument("--stored", choices=STORED, default=DEFAULTS.stored,
+                     help="how stored versions sit in Spark's block storage: columnar "
+                          "(compressed column batches, about a tenth of the memory of "
+                          "deserialized row objects), deserialized, or serialized (about a "
+                          "twelfth, and slower to read back); default %(default)s")
     run.add_argument("--rollover-threshold", type=int, default=DEFAULTS.rollover_rows,
                      metavar="T",
                      help="run a round whose join output is estimated over T tuples as inner "
@@ -408,7 +408,7 @@ def _run(args) -> int:
                         codegen_rows=args.codegen_rows, run_rows=args.run_rows,
                         rollover_rows=args.rollover_threshold,
                         indexes=args.indexes == "on", join_dedup=args.join_dedup == "on",
-                        serialized=args.stored == "serialized",
+                        stored=args.stored,
                         strategy=args.strategy,
                         balance=args.balance == "on", balance_every=args.balance_every,
                         balance_ratio=args.balance_ratio, balance_rows=args.balance_rows,

@@ -10,6 +10,7 @@ from sparklog.defaults import (BALANCE_EVERY, BALANCE_RATIO, BALANCE_ROWS, BROAD
 from sparklog.errors import UsageError
 
 CHECKPOINTS = ("local", "reliable")
+STORED = ("columnar", "deserialized", "serialized")  # see Options.stored
 PLAN_REUSE = ("executed", "optimized", "off")  # how loop rounds after the first are planned
 # How a transitive closure is evaluated (rewrite/closure.py): "auto" chooses, "asis" runs
 # the rules as written, the others are Afrati & Ullman's length partitions; "doubling"
@@ -99,12 +100,14 @@ class Options:
     # a rule's later joins then run once per distinct binding they need. Off: every
     # binding of the earlier atoms goes on.
     join_dedup: bool = True
-    # Stored versions kept serialized in block storage (PySpark's MEMORY_AND_DISK: about 8
-    # bytes per stored tuple of two numbers, against about 100 deserialized), read back
-    # row by row every round: with Kryo as the session's serializer (what `sparklog run
-    # --stored serialized` sets) about 1.3 times as slow as deserialized, with Spark's Java
-    # serialization 2-3 times. False: Spark's deserialized default for local checkpoints.
-    serialized: bool = False
+    # How stored versions sit in block storage (local checkpoints), one of STORED:
+    # "columnar", Spark's compressed column batches (jvm.columnar_of: about 10 bytes per
+    # stored tuple of two numbers); "deserialized", row objects (about 100 bytes; what
+    # Spark's localCheckpoint keeps); "serialized", rows serialized (about 8 bytes), read
+    # back row by row every round: with Kryo as the session's serializer (what `sparklog
+    # run --stored serialized` sets) about 1.3 times as slow as deserialized, with Spark's
+    # Java serialization 2-3 times.
+    stored: str = "columnar"
     # How each transitive closure is evaluated (rewrite/closure.py, Afrati & Ullman §2):
     # one of STRATEGIES; a relation's `.pragma r(strategy=...)` overrides it.
     strategy: str = "auto"
@@ -117,6 +120,7 @@ class Options:
         _one_of("join_planning", self.join_planning, JOIN_PLANNING)
         _one_of("combine", self.combine, COMBINE)
         _one_of("strategy", self.strategy, STRATEGIES)
+        _one_of("stored", self.stored, STORED)
         if self.checkpoint == "reliable" and not self.checkpoint_dir:
             raise UsageError("checkpoint='reliable' needs checkpoint_dir (a directory every "
                              "executor can reach, e.g. on HDFS or S3)")
@@ -128,7 +132,7 @@ class Options:
                 continue
             if not isinstance(value, int) or value < low:
                 raise UsageError(f"{name} must be at least {low}, not {value!r}")
-        for name in ("balance", "indexes", "serialized", "skip_idle", "retire_stages",
+        for name in ("balance", "indexes", "skip_idle", "retire_stages",
                      "join_dedup", "inline_totals"):
             if not isinstance(getattr(self, name), bool):
                 raise UsageError(f"{name} must be True or False, not {getattr(self, name)!r}")
@@ -137,6 +141,14 @@ class Options:
         if self.stall_seconds is not None and not self.stall_seconds > 0:
             raise UsageError(f"stall_seconds must be None or more than 0, not "
                              f"{self.stall_seconds!r}")
+
+    @property
+    def serialized(self) -> bool:
+        return self.stored == "serialized" and self.checkpoint == "local"
+
+    @property
+    def columnar(self) -> bool:
+        return self.stored == "columnar" and self.checkpoint == "local"
 
     @property
     def defers(self) -> bool:

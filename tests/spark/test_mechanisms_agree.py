@@ -2,7 +2,8 @@
 rule-shape programs and random programs against the reference evaluator, with stored runs
 sealed at one row, buckets refined at every round, every round rolled over into inner
 iterations of one partition each, without secondary indexes (the default plan has them),
-with stored versions kept serialized, with every round's candidates combined before
+with stored versions kept serialized or as row objects (the default keeps column
+batches), with every round's candidates combined before
 its shuffle (the default stops where that drops little), and with every binding of a
 rule's atoms kept up to its last join (the default drops dead variables' duplicates)."""
 
@@ -22,7 +23,8 @@ MECHANISMS = {
     "balance": dict(partitions=3, balance_ratio=1.0, balance_rows=0, balance_every=1),
     "rollover": dict(partitions=3, rollover_rows=1),
     "no-indexes": dict(partitions=2, indexes=False),
-    "serialized": dict(partitions=2, serialized=True),
+    "serialized": dict(partitions=2, stored="serialized"),
+    "deserialized": dict(partitions=2, stored="deserialized"),
     "combine": dict(partitions=3, combine="on"),
     "no-join-dedup": dict(partitions=2, join_dedup=False),
 }
@@ -30,6 +32,7 @@ MECHANISMS = {
 # balancer, the mechanism most likely to move a tuple to the wrong place, gets more
 SEEDS = {"runs": range(300, 308), "balance": range(400, 412), "rollover": range(500, 508),
          "no-indexes": range(600, 608), "serialized": range(700, 708),
+         "deserialized": range(1100, 1108),
          "combine": range(900, 908), "no-join-dedup": range(1000, 1008)}
 
 

@@ -157,7 +157,7 @@ def test_tiny_reruns_store_their_versions_serialized(spark, tiny_rows):
     evaluator agrees either way (the programs above run tiny)."""
     import dataclasses
 
-    engine = sparklog.Engine(spark=spark, partitions=2, strategy="asis")
+    engine = sparklog.Engine(spark=spark, partitions=2, strategy="asis", stored="deserialized")
     engine.options = dataclasses.replace(engine.options, tiny_rows=tiny_rows)
     program = sparklog.Program.from_text(PROGRAMS["non-linear closure"])
     result = engine.run(program)

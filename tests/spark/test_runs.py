@@ -12,6 +12,7 @@ import pytest
 
 import sparklog
 from sparklog import gen
+from sparklog.spark import jvm
 from sparklog.syntax.parser import parse
 from tests import reference
 from tests.spark.helpers import TC, edges_df, rounds, rows, run
@@ -103,3 +104,29 @@ def test_a_join_over_several_runs_moves_no_stored_row(spark):
         assert max(runs) >= 2 if run_rows else runs == {1}, runs
         shuffles[run_rows] = [t["shuffles"] for t in result.lineage]
     assert shuffles[4] == shuffles[0], shuffles
+
+
+@pytest.mark.parametrize("stored", ["columnar", "deserialized", "serialized"])
+def test_each_stored_form_keeps_the_rows_and_the_columnar_one_is_compact(spark, stored):
+    """Stored versions as column batches (the default), row objects or serialized rows:
+    the same closure, and the columnar form in a fraction of the row objects' bytes (a
+    two-number tuple as a row object takes about 100 bytes of block storage)."""
+    n = 60
+    engine = sparklog.Engine(spark=spark, strategy="asis", partitions=2, run_rows=400,
+                             stored=stored)
+    result = run(engine, TC, {"edge": edges_df(spark, gen.chain(n))})
+    assert rows(result["tc"]) == {(i, j) for i in range(n + 1) for j in range(i + 1, n + 1)}
+    db = result._db
+    versions = [*db.live_sealed("tc"), db.stored["tc"]]
+    assert len(versions) >= 2  # sealed runs are read back as well as the newest
+    stored_rdds = [jvm.stored_rdd(v) for v in versions]
+    kinds = {r.elementClassTag().toString() for r in stored_rdds}
+    assert any("CachedBatch" in k for k in kinds) == (stored == "columnar"), kinds
+    infos = {i.id(): i for i in spark.sparkContext._jsc.sc().getRDDStorageInfo()}
+    stored_bytes = sum(infos[r.id()].memSize() + infos[r.id()].diskSize() for r in stored_rdds)
+    per_tuple = stored_bytes / result.size("tc")
+    print(stored, per_tuple)
+    if stored == "columnar":
+        assert per_tuple < 40, per_tuple
+    elif stored == "deserialized":
+        assert per_tuple > 60, per_tuple

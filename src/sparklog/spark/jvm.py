@@ -86,10 +86,13 @@ def _named_by_output(spark: SparkSession, plan: Any) -> Any:
     second instance of the relation in one query (a self-join, a union of runs: Spark
     renames its attributes by exact equality) loses the partitioning, so Spark reshuffles
     a stored side it needs not touch."""
-    partitioning = plan.outputPartitioning()
+    return _named(spark, plan.output(), plan.outputPartitioning())
+
+
+def _named(spark: SparkSession, output: Any, partitioning: Any) -> Any:
+    """``partitioning`` over the attributes of ``output`` it names (by expression id)."""
     if partitioning.getClass().getSimpleName() != "HashPartitioning":
         return partitioning
-    output = plan.output()
     by_id = {}
     for i in range(output.size()):
         attribute = output.apply(i)
@@ -108,18 +111,116 @@ def _named_by_output(spark: SparkSession, plan: Any) -> Any:
 
 
 def stored_rdd(df: DataFrame) -> Any:
-    """The JVM RDD holding a checkpointed DataFrame's rows, or None.
+    """The JVM RDD whose blocks hold a checkpointed DataFrame's rows, or None: the one
+    that is persisted, checkpointed, computed and unpersisted. The RDD a scan of the
+    version reads (:func:`scan_rdd`) itself, unless the version is stored columnar: then
+    its cached batches, which the scan decodes.
 
     Found once per version and kept on it: a round asks for it when it computes, settles
     and releases the version, and the walk down the plan costs several JVM round trips.
     """
     if "_sparklog_rdd" not in df.__dict__:
+        rdd = scan_rdd(df)
+        if rdd is not None and rdd.name() == _COLUMNAR_SCAN:
+            rdd = _COLUMNAR[rdd.id()][0]
+        df.__dict__["_sparklog_rdd"] = rdd
+    return df.__dict__["_sparklog_rdd"]
+
+
+def scan_rdd(df: DataFrame) -> Any:
+    """The JVM RDD a plan's leaf reads for a checkpointed DataFrame (its LogicalRDD's),
+    or None; kept on the DataFrame like :func:`stored_rdd`."""
+    if "_sparklog_scan" not in df.__dict__:
         plan = df._jdf.queryExecution().analyzed()
         while plan.getClass().getSimpleName() != "LogicalRDD" and plan.children().size() == 1:
             plan = plan.children().head()
-        df.__dict__["_sparklog_rdd"] = (
+        df.__dict__["_sparklog_scan"] = (
             plan.rdd() if plan.getClass().getSimpleName() == "LogicalRDD" else None)
-    return df.__dict__["_sparklog_rdd"]
+    return df.__dict__["_sparklog_scan"]
+
+
+# Versions stored columnar (Options.stored): Spark's compressed column batches, what its
+# in-memory table cache keeps, written and read by the cache's own serializer (the
+# CachedBatchSerializer developer API: DefaultCachedBatchSerializer). A stored two-number
+# tuple then takes about 10 bytes of block storage against about 100 as row objects, and
+# storing takes no per-row size estimate (block storage samples the size of deserialized
+# rows as it fills, which took a third of a long recursion's task time). The scan that
+# reads a version decodes its batches back into rows: an RDD named _COLUMNAR_SCAN, with
+# its batches and their attributes in _COLUMNAR until the version is released.
+_COLUMNAR_SCAN = "sparklog columnar scan"
+_COLUMNAR: dict[int, tuple[Any, Any]] = {}  # scan RDD id -> (batch RDD, attributes)
+
+
+def _batch_serializer(spark: SparkSession) -> tuple[Any, Any]:
+    """Spark's default CachedBatchSerializer and the session's SQLConf."""
+    key = (id(spark), "batches")
+    if key not in _JCLASSES:
+        _JCLASSES[key] = (jclass(spark, "org.apache.spark.sql.execution.columnar."
+                                        "DefaultCachedBatchSerializer")(),
+                          spark._jsparkSession.sessionState().conf())
+    return _JCLASSES[key]
+
+
+def columnar_of(df: DataFrame, eager: bool) -> DataFrame:
+    """``df`` stored columnar by a local checkpoint of its batches: its executed plan's
+    rows encoded into column batches (lazily: the first job that computes them stores
+    them; ``eager`` runs that job now), read back through a LogicalRDD with the output
+    of ``df``'s plan and its physical partitioning and ordering, as Dataset.localCheckpoint
+    makes one, and no size estimate (see :func:`without_estimates`). Unlike
+    localCheckpoint no SQL action is run to build it: ``df``'s own executed plan, planned
+    once (its placement check plans it), computes the rows, and its observed metrics are
+    read off that plan."""
+    spark = df.sparkSession
+    execution = df._jdf.queryExecution()
+    plan = execution.executedPlan()
+    output = execution.analyzed().output()
+    ordering = plan.outputOrdering()
+    return _stored_columnar(spark, plan, output, _named(spark, output, plan.outputPartitioning()),
+                            ordering, eager)
+
+
+def columnar(spark: SparkSession, kept: Executed, plan: Any, eager: bool) -> DataFrame:
+    """A swapped plan's rows (see :func:`swapped`) stored columnar, with the kept plan's
+    output, partitioning and ordering: no SQL at all, as :func:`stored` (the batches copy
+    every value, so the row objects the plan reuses are no concern)."""
+    output, partitioning, ordering = kept.top
+    return _stored_columnar(spark, plan, output, partitioning, ordering, eager)
+
+
+def _stored_columnar(spark: SparkSession, plan: Any, output: Any, partitioning: Any,
+                     ordering: Any, eager: bool) -> DataFrame:
+    serializer, conf = _batch_serializer(spark)
+    level = jclass(spark, "org.apache.spark.storage.StorageLevel").MEMORY_AND_DISK()
+    batches = serializer.convertInternalRowToCachedBatch(plan.execute(), output, level, conf)
+    batches.localCheckpoint()  # persisted at MEMORY_AND_DISK: block storage, then disk
+    if eager:
+        batches.doCheckpoint()  # the job that stores them, now
+    rows = _decoded(spark, batches, output)
+    nothing = _nothing(spark)
+    scan = jclass(spark, "org.apache.spark.sql.execution.LogicalRDD")(
+        output, rows, partitioning, ordering, False, nothing, spark._jsparkSession,
+        nothing, nothing, False)
+    df = _of_rows(spark, scan)
+    df.__dict__["_sparklog_rdd"], df.__dict__["_sparklog_scan"] = batches, rows
+    return df
+
+
+def _decoded(spark: SparkSession, batches: Any, output: Any, version: bool = True) -> Any:
+    """The rows of a batch RDD (a narrow map: its partitions, in their order); a stored
+    ``version``'s scan is named and kept in _COLUMNAR (a rerun's scan of blocks is not)."""
+    serializer, conf = _batch_serializer(spark)
+    rows = serializer.convertCachedBatchToInternalRow(batches, output, output, conf)
+    if version:
+        rows.setName(_COLUMNAR_SCAN)
+        _COLUMNAR[rows.id()] = (batches, output)
+    return rows
+
+
+def forget(df: DataFrame) -> None:
+    """Drop what is kept of a released columnar version (its batches' JVM objects)."""
+    rdd = df.__dict__.get("_sparklog_scan")
+    if rdd is not None:
+        _COLUMNAR.pop(rdd.id(), None)
 
 
 def compute_together(spark: SparkSession, rdds: list[Any]) -> None:
@@ -288,15 +389,20 @@ def blocks(spark: SparkSession, kept: Executed, rdd: Any, partitions: int) -> An
     partitions. So a rerun can build its RDDs while the job that stores the versions it
     reads still runs (see :func:`frame`). The blocks are those the checkpoint keeps
     (``rdd_<id>_<partition>``, what Spark's LocalCheckpointRDD reads too); a task that
-    finds one missing fails, as a lost local checkpoint does.
+    finds one missing fails, as a lost local checkpoint does. ``rdd`` is what the
+    version's scan reads: for a columnar version, the blocks are its batches', decoded.
     """
+    columnar = _COLUMNAR.get(rdd.id()) if rdd.name() == _COLUMNAR_SCAN else None
+    stored = rdd if columnar is None else columnar[0]
     block_id = jclass(spark, "org.apache.spark.storage.BlockId")
     rdd_block = jclass(spark, "org.apache.spark.storage.RDDBlockId")
-    ids, rdd_id = spark.sparkContext._gateway.new_array(block_id, partitions), rdd.id()
+    ids, rdd_id = spark.sparkContext._gateway.new_array(block_id, partitions), stored.id()
     for i in range(partitions):
         ids[i] = rdd_block(rdd_id, i)
-    return jclass(spark, "org.apache.spark.rdd.BlockRDD")(
-        spark.sparkContext._jsc.sc(), ids, kept.tag)
+    read = jclass(spark, "org.apache.spark.rdd.BlockRDD")(
+        spark.sparkContext._jsc.sc(), ids,
+        kept.tag if columnar is None else stored.elementClassTag())
+    return read if columnar is None else _decoded(spark, read, columnar[1], version=False)
 
 
 def stored(spark: SparkSession, kept: Executed, plan: Any) -> DataFrame:

@@ -337,7 +337,9 @@ def _mark(db: Database, steps: list[_Step]) -> None:
         if step.marked:
             continue
         sc.setJobGroup(step.group, step.description)
-        if step.rerun is not None and step.serialized:
+        if step.rerun is not None and db.options.columnar:
+            step.full = jvm.columnar(db.spark, *step.rerun, eager=False)
+        elif step.rerun is not None and step.serialized:
             step.full = jvm.stored(db.spark, *step.rerun)
         else:
             step.full = _checkpoint(_frame(db, step), db.options, eager=False,
@@ -393,8 +395,11 @@ def _store(db: Database, steps: list[_Step]) -> None:
     """Checkpoint a planned round's versions eagerly: its job runs now."""
     for step in steps:
         _for_job(db, step)
-        step.full = _checkpoint(_frame(db, step), db.options, eager=True,
-                                estimated=step.rerun is None)
+        if step.rerun is not None and db.options.columnar:
+            step.full = jvm.columnar(db.spark, *step.rerun, eager=True)
+        else:
+            step.full = _checkpoint(_frame(db, step), db.options, eager=True,
+                                    estimated=step.rerun is None)
 
 
 def _for_job(db: Database, step: _Step) -> None:
@@ -540,16 +545,16 @@ def _plan(db: Database, sp: StratumPlan, kernels: tuple[Kernel, ...]) -> list[_S
 
 
 def _versions(db: Database, sp: StratumPlan) -> dict[str, Any] | None:
-    """The RDD of each stored run of the stratum's relations (``r`` for the newest,
-    ``r#0``.. for the sealed ones); None if one is not stored in an RDD (an empty version
-    never written, say), which no template could swap."""
+    """The RDD a scan reads of each stored run of the stratum's relations (``r`` for the
+    newest, ``r#0``.. for the sealed ones); None if one is not stored in an RDD (an empty
+    version never written, say), which no template could swap."""
     versions = {}
     for relation in sp.relations:
         if relation not in db.stored:
             return None
         for i, run in enumerate(db.live_sealed(relation)):
-            versions[f"{relation}#{i}"] = _stored_rdd(run)
-        versions[relation] = _stored_rdd(db.stored[relation])
+            versions[f"{relation}#{i}"] = jvm.scan_rdd(run)
+        versions[relation] = jvm.scan_rdd(db.stored[relation])
     if any(rdd is None for rdd in versions.values()):
         return None
     return versions

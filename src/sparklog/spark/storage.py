@@ -237,6 +237,7 @@ class Database:
         every row costs far more per row than deserialized storage (README, "Benchmarks")."""
         if self._serialized is None:
             self._serialized = (self.options.checkpoint == "local"
+                                and not self.options.columnar
                                 and jvm.stores_serialized(self.spark))
         return self._serialized
 
@@ -532,6 +533,7 @@ class Database:
                 rdd = _stored_rdd(df)
                 if rdd is not None:
                     rdd.unpersist(False)
+                jvm.forget(df)
             except Exception:  # noqa: BLE001 - the run's own error is the one to report
                 pass
 
@@ -1027,6 +1029,7 @@ class Database:
             rdd = _stored_rdd(df)
             if rdd is not None:
                 rdd.unpersist(False)
+            jvm.forget(df)
         except Exception:  # noqa: BLE001 - freeing memory early is an optimization only
             pass
 
@@ -1048,7 +1051,9 @@ def _checkpoint(df: DataFrame, options: Options, eager: bool = True, estimated: 
     forget = _without_estimates if estimated else (lambda checkpointed: checkpointed)
     if options.checkpoint == "reliable":
         return forget(df.checkpoint(eager=True))
-    if options.serialized:  # compact: rows serialized in block storage (Options.serialized)
+    if options.columnar:  # compact: column batches in block storage (Options.stored)
+        return jvm.columnar_of(df, eager)  # no estimate to forget
+    if options.serialized:  # compact: rows serialized in block storage (Options.stored)
         return forget(df.localCheckpoint(eager=eager, storageLevel=StorageLevel.MEMORY_AND_DISK))
     return forget(df.localCheckpoint(eager=eager))
 
