@@ -38,12 +38,12 @@ def one(spec: str, config: str) -> dict:
 
     rows, _, form = config.partition(":")
     run_rows = int(rows)
-    stored = "serialized" if form.startswith("serialized") else form or DEFAULTS.stored
+    kept_as = "serialized" if form.startswith("serialized") else form or DEFAULTS.stored
     workload = make(spec)
     kryo = {"spark.serializer": "org.apache.spark.serializer.KryoSerializer"}
     spark = session.start("local[2]", 2, kryo if form.endswith("kryo") else {})
     engine = sparklog.Engine(spark=spark, partitions=2, run_rows=run_rows, strategy="asis",
-                             stored=stored)
+                             stored=kept_as)
     sc = engine.spark.sparkContext
     edges = engine.spark.createDataFrame(workload.edges, "x long, y long")
     program = sparklog.Program.from_text(
@@ -58,7 +58,7 @@ def one(spec: str, config: str) -> dict:
     rounds = [dict(iteration=r["iteration"], seconds=r["seconds"], delta=r["delta"],
                    full=r["full"], written=r["written"], runs=r["runs"])
               for r in result.stats if r["relation"] == "tc" and r["iteration"] >= 1]
-    return dict(workload=spec, run_rows=run_rows, stored=stored, form=form,
+    return dict(workload=spec, run_rows=run_rows, stored=kept_as, form=form,
                 wall_seconds=round(wall, 2),
                 storage_bytes=stored, tuples=result.size("tc") + len(workload.edges),
                 rounds=rounds)

@@ -8,8 +8,9 @@ its workload, byte for byte after sorting.
         [--name stored_ab]
 
 Workloads: ``chain-smart:N``, TC of a chain of N edges as the nonlinear rule (the
-closure strategy ``auto`` picks Smart); ``chain-left:N``, the left-linear rule (N rounds);
-``tree-down:D``, the left-linear rule on the complete binary tree of D levels, edges down;
+closure strategy ``auto`` picks Smart); ``chain-left:N``, the left-linear rule evaluated
+as written (``--strategy left``: N rounds); ``tree-down:D``, the same on the complete
+binary tree of D levels, edges down;
 ``pagerank:S`` (20 iterations, damping 0.85) and ``cc:S`` (the programs in
 sparklog.programs) on R-MAT scale S, edge factor 16, seed 0. Reports per run the wall
 time of the process and the sum of its rounds' seconds (--stats); the table gives medians
@@ -69,7 +70,8 @@ def prepare(spec: str, root: Path) -> tuple[list[str], Path]:
     else:
         program = str(home / f"{kind}.dl")
         Path(program).write_text(NONLINEAR if kind == "chain-smart" else LEFT)
-    return [program, "-F", str(facts)], home
+    strategy = ["--strategy", "left"] if kind in ("chain-left", "tree-down") else []
+    return [program, "-F", str(facts), *strategy], home
 
 
 def digest(out: Path) -> str:
@@ -88,8 +90,12 @@ def one(args: list[str], home: Path, form: str) -> dict:
                     "--stats", str(stats), "--stored", form, "-q"], check=True)
     wall = time.perf_counter() - started
     records = json.loads(stats.read_text())
-    return dict(wall_s=round(wall, 2), rounds_s=round(sum(r["seconds"] for r in records), 2),
-                rounds=sum(1 for r in records if r["iteration"] >= 1), output=digest(out),
+    rounds: dict[tuple[int, int], float] = {}  # a round's record per relation: once each
+    for r in records:
+        key = (r["stratum"], r["iteration"])
+        rounds[key] = max(rounds.get(key, 0.0), r["seconds"])
+    return dict(wall_s=round(wall, 2), rounds_s=round(sum(rounds.values()), 2),
+                rounds=sum(1 for _, i in rounds if i >= 1), output=digest(out),
                 load=os.getloadavg()[0])
 
 

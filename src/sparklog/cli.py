@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from sparklog.defaults import COMBINE, JOIN_PLANNING
-from sparklog.options import DEFAULTS, PLAN_REUSE, STORED, STRATEGIES
+from sparklog.options import DEFAULTS, PLAN_REUSE, STORED_FORMS, STRATEGIES
 from sparklog.errors import (DataError, Diagnostic, OutputError, SparklogError,
                              UsageError)
 
@@ -215,7 +215,7 @@ def _parser() -> argparse.ArgumentParser:
                      help="drop the variables a rule no longer needs, and the duplicate rows "
                           "that leaves, before each of its joins; default %(default)s")
     _strategy_option(run)
-    run.add_argument("--stored", choices=STORED, default=DEFAULTS.stored,
+    run.add_argument("--stored", choices=STORED_FORMS, default=DEFAULTS.stored,
                      help="how stored versions sit in Spark's block storage: columnar "
                           "(compressed column batches, about a tenth of the memory of "
                           "deserialized row objects), deserialized, or serialized (about a "

@@ -26,6 +26,13 @@ JOIN_PLANNING = ("dynamic", "off")
 COMBINE_RATIO = 2.0
 COMBINE = ("auto", "on", "off")
 
+# How stored versions sit in block storage (Options.stored): as Spark's compressed column
+# batches, a fraction of the memory of row objects (1.1 bytes a tuple of chain(2000)'s
+# closure against 100: benchmarks/results/storage-columnar.md) and no slower: whole
+# cold runs took 0.87-1.02 of the deserialized form's time on chains, trees, PageRank and
+# CC (benchmarks/results/stored_ab.md).
+STORED = "columnar"
+
 # A set relation's newest run is sealed once it holds this many rows (Options.run_rows, see
 # storage.Database.merges): below it a round rewrites the run, which costs less than a
 # Spark job's fixed share, and a small relation stays one run.

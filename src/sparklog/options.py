@@ -6,11 +6,11 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 
 from sparklog.defaults import (BALANCE_EVERY, BALANCE_RATIO, BALANCE_ROWS, BROADCAST_ROWS,
-                               CODEGEN_ROWS, COMBINE, JOIN_PLANNING, RUN_ROWS)
+                               CODEGEN_ROWS, COMBINE, JOIN_PLANNING, RUN_ROWS, STORED)
 from sparklog.errors import UsageError
 
 CHECKPOINTS = ("local", "reliable")
-STORED = ("columnar", "deserialized", "serialized")  # see Options.stored
+STORED_FORMS = ("columnar", "deserialized", "serialized")  # see Options.stored
 PLAN_REUSE = ("executed", "optimized", "off")  # how loop rounds after the first are planned
 # How a transitive closure is evaluated (rewrite/closure.py): "auto" chooses, "asis" runs
 # the rules as written, the others are Afrati & Ullman's length partitions; "doubling"
@@ -100,14 +100,14 @@ class Options:
     # a rule's later joins then run once per distinct binding they need. Off: every
     # binding of the earlier atoms goes on.
     join_dedup: bool = True
-    # How stored versions sit in block storage (local checkpoints), one of STORED:
+    # How stored versions sit in block storage (local checkpoints), one of STORED_FORMS:
     # "columnar", Spark's compressed column batches (jvm.columnar_of: about 10 bytes per
     # stored tuple of two numbers); "deserialized", row objects (about 100 bytes; what
     # Spark's localCheckpoint keeps); "serialized", rows serialized (about 8 bytes), read
     # back row by row every round: with Kryo as the session's serializer (what `sparklog
     # run --stored serialized` sets) about 1.3 times as slow as deserialized, with Spark's
     # Java serialization 2-3 times.
-    stored: str = "columnar"
+    stored: str = STORED
     # How each transitive closure is evaluated (rewrite/closure.py, Afrati & Ullman §2):
     # one of STRATEGIES; a relation's `.pragma r(strategy=...)` overrides it.
     strategy: str = "auto"
@@ -120,7 +120,7 @@ class Options:
         _one_of("join_planning", self.join_planning, JOIN_PLANNING)
         _one_of("combine", self.combine, COMBINE)
         _one_of("strategy", self.strategy, STRATEGIES)
-        _one_of("stored", self.stored, STORED)
+        _one_of("stored", self.stored, STORED_FORMS)
         if self.checkpoint == "reliable" and not self.checkpoint_dir:
             raise UsageError("checkpoint='reliable' needs checkpoint_dir (a directory every "
                              "executor can reach, e.g. on HDFS or S3)")
