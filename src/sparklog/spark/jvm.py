@@ -141,10 +141,10 @@ def scan_rdd(df: DataFrame) -> Any:
 
 # Versions stored columnar (Options.stored): Spark's compressed column batches, what its
 # in-memory table cache keeps, written and read by the cache's own serializer (the
-# CachedBatchSerializer developer API: DefaultCachedBatchSerializer). A stored two-number
-# tuple then takes about 10 bytes of block storage against about 100 as row objects, and
-# storing takes no per-row size estimate (block storage samples the size of deserialized
-# rows as it fills, which took a third of a long recursion's task time). The scan that
+# CachedBatchSerializer developer API: DefaultCachedBatchSerializer). A stored tuple then
+# takes a few bytes of block storage instead of a row object's, and storing takes no
+# per-row size estimate (block storage samples the size of row objects as it fills;
+# README, "Storage that follows the delta", has the measurements). The scan that
 # reads a version decodes its batches back into rows: an RDD named _COLUMNAR_SCAN, with
 # its batches and their attributes in _COLUMNAR until the version is released.
 _COLUMNAR_SCAN = "sparklog columnar scan"
@@ -174,9 +174,8 @@ def columnar_of(df: DataFrame, eager: bool) -> DataFrame:
     execution = df._jdf.queryExecution()
     plan = execution.executedPlan()
     output = execution.analyzed().output()
-    ordering = plan.outputOrdering()
-    return _stored_columnar(spark, plan, output, _named(spark, output, plan.outputPartitioning()),
-                            ordering, eager)
+    partitioning = _named(spark, output, plan.outputPartitioning())
+    return _stored_columnar(spark, plan, output, partitioning, plan.outputOrdering(), eager)
 
 
 def columnar(spark: SparkSession, kept: Executed, plan: Any, eager: bool) -> DataFrame:
