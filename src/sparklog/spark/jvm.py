@@ -122,7 +122,7 @@ def stored_rdd(df: DataFrame) -> Any:
     if "_sparklog_rdd" not in df.__dict__:
         rdd = scan_rdd(df)
         if rdd is not None and rdd.name() == _COLUMNAR_SCAN:
-            rdd = _COLUMNAR[rdd.id()][0]
+            rdd = _batches(rdd)
         df.__dict__["_sparklog_rdd"] = rdd
     return df.__dict__["_sparklog_rdd"]
 
@@ -145,10 +145,15 @@ def scan_rdd(df: DataFrame) -> Any:
 # takes a few bytes of block storage instead of a row object's, and storing takes no
 # per-row size estimate (block storage samples the size of row objects as it fills;
 # README, "Storage that follows the delta", has the measurements). The scan that
-# reads a version decodes its batches back into rows: an RDD named _COLUMNAR_SCAN, with
-# its batches and their attributes in _COLUMNAR until the version is released.
+# reads a version decodes its batches back into rows: an RDD named _COLUMNAR_SCAN, a
+# narrow map over the batch RDD. Nothing here keeps a reference to either, so Spark's
+# cleaner frees the blocks of a version nobody holds, as it does a local checkpoint's.
 _COLUMNAR_SCAN = "sparklog columnar scan"
-_COLUMNAR: dict[int, tuple[Any, Any]] = {}  # scan RDD id -> (batch RDD, attributes)
+
+
+def _batches(scan: Any) -> Any:
+    """The batch RDD a columnar version's scan decodes (its one parent)."""
+    return scan.dependencies().head().rdd()
 
 
 def _batch_serializer(spark: SparkSession) -> tuple[Any, Any]:
@@ -205,21 +210,13 @@ def _stored_columnar(spark: SparkSession, plan: Any, output: Any, partitioning: 
 
 
 def _decoded(spark: SparkSession, batches: Any, output: Any, version: bool = True) -> Any:
-    """The rows of a batch RDD (a narrow map: its partitions, in their order); a stored
-    ``version``'s scan is named and kept in _COLUMNAR (a rerun's scan of blocks is not)."""
+    """The rows of a batch RDD with ``output``'s columns (a narrow map: its partitions, in
+    their order); a stored ``version``'s scan is named (a rerun's scan of blocks is not)."""
     serializer, conf = _batch_serializer(spark)
     rows = serializer.convertCachedBatchToInternalRow(batches, output, output, conf)
     if version:
         rows.setName(_COLUMNAR_SCAN)
-        _COLUMNAR[rows.id()] = (batches, output)
     return rows
-
-
-def forget(df: DataFrame) -> None:
-    """Drop what is kept of a released columnar version (its batches' JVM objects)."""
-    rdd = df.__dict__.get("_sparklog_scan")
-    if rdd is not None:
-        _COLUMNAR.pop(rdd.id(), None)
 
 
 def compute_together(spark: SparkSession, rdds: list[Any]) -> None:
@@ -380,7 +377,8 @@ def swapped(spark: SparkSession, kept: Executed, versions: dict[str, Any]) -> An
     return kept.plan.transformUp(rule)
 
 
-def blocks(spark: SparkSession, kept: Executed, rdd: Any, partitions: int) -> Any:
+def blocks(spark: SparkSession, kept: Executed, rdd: Any, partitions: int, version: str
+           ) -> Any:
     """An RDD that reads the blocks a local checkpoint of ``rdd`` stores (one per
     partition, in partition order), whether or not its job has stored them yet.
 
@@ -389,19 +387,25 @@ def blocks(spark: SparkSession, kept: Executed, rdd: Any, partitions: int) -> An
     reads still runs (see :func:`frame`). The blocks are those the checkpoint keeps
     (``rdd_<id>_<partition>``, what Spark's LocalCheckpointRDD reads too); a task that
     finds one missing fails, as a lost local checkpoint does. ``rdd`` is what the
-    version's scan reads: for a columnar version, the blocks are its batches', decoded.
+    version's scan reads (``version`` in the kept plan's leaves): for a columnar version,
+    the blocks are its batches', decoded with the columns of the kept scan of it.
     """
-    columnar = _COLUMNAR.get(rdd.id()) if rdd.name() == _COLUMNAR_SCAN else None
-    stored = rdd if columnar is None else columnar[0]
+    columnar = rdd.name() == _COLUMNAR_SCAN
+    if columnar:
+        scans = [args[0] for _, name, args in kept.leaves if name == version]
+        if not scans:
+            return rdd  # the kept plan does not read this version: nothing scans it
+        output, stored = scans[0], _batches(rdd)
+    else:
+        stored = rdd
     block_id = jclass(spark, "org.apache.spark.storage.BlockId")
     rdd_block = jclass(spark, "org.apache.spark.storage.RDDBlockId")
     ids, rdd_id = spark.sparkContext._gateway.new_array(block_id, partitions), stored.id()
     for i in range(partitions):
         ids[i] = rdd_block(rdd_id, i)
     read = jclass(spark, "org.apache.spark.rdd.BlockRDD")(
-        spark.sparkContext._jsc.sc(), ids,
-        kept.tag if columnar is None else stored.elementClassTag())
-    return read if columnar is None else _decoded(spark, read, columnar[1], version=False)
+        spark.sparkContext._jsc.sc(), ids, stored.elementClassTag() if columnar else kept.tag)
+    return _decoded(spark, read, output, version=False) if columnar else read
 
 
 def stored(spark: SparkSession, kept: Executed, plan: Any) -> DataFrame:

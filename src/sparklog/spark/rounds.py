@@ -577,7 +577,8 @@ def _replan(db: Database, key: str, relation: str, versions: dict[str, Any],
     if kept.executed is not None and kept.executed.whole_stage == db.whole_stage_now:
         try:
             if not scans and db.options.checkpoint == "local":
-                scans.update({r: jvm.blocks(db.spark, kept.executed, rdd, db.options.partitions)
+                scans.update({r: jvm.blocks(db.spark, kept.executed, rdd,
+                                            db.options.partitions, r)
                               for r, rdd in versions.items()})
             plan = jvm.swapped(db.spark, kept.executed, scans or versions)
         except Exception:  # noqa: BLE001 - Spark would not take it: re-plan it

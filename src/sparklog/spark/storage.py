@@ -533,7 +533,6 @@ class Database:
                 rdd = _stored_rdd(df)
                 if rdd is not None:
                     rdd.unpersist(False)
-                jvm.forget(df)
             except Exception:  # noqa: BLE001 - the run's own error is the one to report
                 pass
 
@@ -1029,7 +1028,6 @@ class Database:
             rdd = _stored_rdd(df)
             if rdd is not None:
                 rdd.unpersist(False)
-            jvm.forget(df)
         except Exception:  # noqa: BLE001 - freeing memory early is an optimization only
             pass
 
