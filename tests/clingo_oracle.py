@@ -52,6 +52,7 @@ import itertools
 import re
 from dataclasses import replace
 
+from sparklog.semantics.checks import typed_literals
 from sparklog.syntax.nodes import (
     Aggregate, Atom, BinOp, BoolLit, Call, Clause, Comparison, Constraint, Float, HeadAggregate,
     Negation, Number, Program, String, Term, UnaryOp, Var, Wildcard,
@@ -1308,6 +1309,7 @@ def agree(program: Program, facts: dict[str, set[tuple]], reference: dict[str, s
     reference's result is outside 32-bit integers, or a float of it not a multiple of
     1/SCALE), else the output relations on which clingo and ``reference`` differ:
     name -> (only clingo's, only the reference's)."""
+    program = typed_literals(program)  # Soufflé's constants typed from their contexts
     outputs = {d.relation for d in program.directives if d.kind == "output"}
     types = {d.name: [a.type for a in d.attributes] for d in program.decls}
     for rows in reference.values():

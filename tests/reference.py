@@ -15,6 +15,7 @@ from collections.abc import Iterator
 
 import networkx as nx
 
+from sparklog.semantics.checks import typed_literals
 from sparklog.syntax import subsumption
 from sparklog.syntax.nodes import (
     Aggregate, Atom, BinOp, BoolLit, Call, Clause, Comparison, Constraint, Float, HeadAggregate,
@@ -983,6 +984,7 @@ def _seed_symbols(ev: Evaluator, program: Program, inputs: dict[str, set[tuple]]
 def evaluate(program: Program, inputs: dict[str, set[tuple]] | None = None,
              functors: dict[str, object] | None = None) -> dict[str, set[tuple]]:
     """Every declared (and every derived) relation's tuples after evaluating ``program``."""
+    program = typed_literals(program)  # Soufflé's constants typed from their contexts
     inputs = subsumption.inputs_of(program, inputs or {})  # r's rows fill r@all
     ev = Evaluator(program)
     ev.functors = dict(functors or {})

@@ -318,3 +318,55 @@ def test_two_symbols_interned_to_one_id_are_an_error(spark):
     clash = spark.createDataFrame([(1, "a"), (1, "b")], "id long, symbol string")
     with pytest.raises(EngineError, match="share the interned id 1"):
         check_symbol_table(_Symbols(clash))
+
+
+def test_untyped_constants_take_the_type_their_context_gives(engine):
+    """Soufflé types a constant written without a type from where it is used: next to a
+    float, ``1 / 2`` is 0.5; in an unsigned column ``0 - 1`` is 2^64 - 1; a variable bound
+    only to a constant takes the type of the column it reaches (``half``). Answers worked
+    out by hand from that rule; bottom-up typing gave {0.3, 0.7}, 3, 0, {0} and {0.75}."""
+    got = agree(engine, """
+.decl p(x: float)
+p(0.3). p(0.7).
+.decl above_half(x: float)
+above_half(x) :- p(x), x > 1 / 2.
+.decl pi(x: float)
+pi(22 / 7).
+.decl half(x: float)
+half(x / 2) :- x = 1.
+.decl big(x: unsigned)
+big((0 - 1) / 2).
+big(x) :- x = 0 - 1, x > 5.
+.decl u(y: unsigned)
+u(1u). u(5u).
+.decl below_max(y: unsigned)
+below_max(y) :- u(y), y < 0 - 1.
+.decl g(x: float)
+g(x) :- p(x), x * 2 > 3 / 2.
+g(x) :- p(x), x * 2 > 1.
+.decl s(t: symbol)
+s(to_string(1 / 2 + 0.0)).
+.decl n(x: number)
+n(7 / 2). n(x / 2) :- x = 7.
+""")
+    assert got["above_half"] == {(0.7,)}
+    assert got["pi"] == {(22 / 7,)}
+    assert got["half"] == {(0.5,)}
+    assert got["big"] == {(2**63 - 1,), (2**64 - 1,)}
+    assert got["below_max"] == {(1,), (5,)}
+    assert got["g"] == {(0.7,)}
+    assert got["s"] == {("0.500000",)}
+    assert got["n"] == {(3,)}  # nothing asks for another type: a number
+
+
+def test_integer_power_in_a_fact_is_the_rules_power(engine):
+    """Soufflé's integer ``^`` is ``static_cast<int64_t>(std::pow(double, double))`` in facts
+    as in rules; the parser once folded facts exactly (3^39 = ...267, 3^40 wrapped)."""
+    got = agree(engine, """
+.decl r(k: symbol, v: number)
+r("fact", 3 ^ 39). r("rule", x ^ 39) :- x = 3.
+r("fact_big", 3 ^ 40). r("rule_big", x ^ 40) :- x = 3.
+""")
+    assert got["r"] == {("fact", 4052555153018976256), ("rule", 4052555153018976256),
+                        ("fact_big", INT_MIN), ("rule_big", INT_MIN)}
+

@@ -10,6 +10,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 
 from sparklog.errors import CheckError, Note, Reporter, Span
+from sparklog.semantics import literals
 from sparklog.semantics.lattices import Lattice, lattices
 from sparklog.semantics.strata import Stratum, stratify
 from sparklog.syntax import nodes as n
@@ -74,7 +75,14 @@ def check(program: n.Program, trusted: frozenset[str] = frozenset()) -> Checked:
                   Note(dep.clause.span, "in this rule"))
     found = lattices(program, kinds, strata, rep, trusted)
     rep.raise_if_any(CheckError, program.source_map())
-    return Checked(_concatenated(program, kinds), kinds, tuple(strata), found)
+    return Checked(literals.typed(_concatenated(program, kinds), kinds), kinds, tuple(strata),
+                   found)
+
+
+def typed_literals(program: n.Program) -> n.Program:
+    """``program`` with its numeric constants typed from their contexts and its facts
+    folded (semantics/literals.py), as :func:`check` leaves it, without checking it."""
+    return literals.typed(program, _resolve_declarations(program, Reporter()))
 
 
 def _concatenated(program: n.Program, kinds: dict[str, tuple[str, ...]]) -> n.Program:

@@ -127,7 +127,7 @@ def _program_facts(program) -> dict[str, list[tuple]]:
     """The program's facts, but those of a $SUM/$COUNT relation: contributions (lower.py)."""
     out: dict[str, list[tuple]] = {}
     lattices = program.checked.lattices
-    for clause in program.ast.clauses:
+    for clause in program.checked.program.clauses:  # constants typed, facts folded
         lattice = lattices.get(clause.head.relation)
         if clause.is_fact and not (lattice is not None and lattice.accumulates):
             out.setdefault(clause.head.relation, []).append(
@@ -181,7 +181,7 @@ def _sql_value(value, kind: str) -> str:
 
 
 def _register_constants(db, program) -> None:
-    strings = sorted({t.value for c in program.ast.clauses for t in clause_terms(c)
+    strings = sorted({t.value for c in program.checked.program.clauses for t in clause_terms(c)
                       if isinstance(t, n.String)})
     if strings:
         df = _facts_frame(db, [(s,) for s in strings], ("symbol",))

@@ -1,9 +1,11 @@
 """Constant folding of a fact's arguments, with Soufflé's 64-bit two's-complement semantics.
 
-Soufflé evaluates constant expressions in facts (``n(1 + 2).``). The parser folds the
-arithmetic here so that later stages, and the facts loaded into Spark, see plain constants.
+Soufflé evaluates constant expressions in facts (``n(1 + 2).``). The checks fold the
+arithmetic here, once each constant has its type (semantics/literals.py), so that later
+stages, and the facts loaded into Spark, see plain constants.
 What folding cannot decide exactly (functors, division by zero, a float overflow, mixed
-kinds) it leaves alone, and the parser makes that fact a rule with a ``true`` body, which
+kinds, and integer ``^``, which Soufflé computes through doubles as the engine does) it
+leaves alone, and that fact stays a rule with a ``true`` body, which
 the engine evaluates as it evaluates any rule head.
 """
 
@@ -18,10 +20,15 @@ _BITS = 64
 _MASK = (1 << _BITS) - 1
 
 
-def fact(head: n.Atom, span: Span) -> n.Clause:
+def fact(head: n.Atom, span: Span, folded: bool = True) -> n.Clause:
     """A fact with its constant expressions folded; one that keeps an expression without
-    variables (``n(strlen("ab")).``) becomes a rule with a ``true`` body."""
-    head = n.Atom(head.relation, tuple(fold(a) for a in head.args), head.span)
+    variables (``n(strlen("ab")).``) becomes a rule with a ``true`` body.
+
+    The parser passes ``folded=False``: an untyped constant takes its type from its column
+    (``f(1 / 2).`` over a float is 0.5), which the checks resolve (semantics/literals.py)
+    before they fold."""
+    if folded:
+        head = n.Atom(head.relation, tuple(fold(a) for a in head.args), head.span)
     evaluated = [a for a in head.args if not isinstance(a, n.Number | n.Float | n.String)]
     if evaluated and all(closed(a) for a in evaluated):
         return n.Clause(head, (n.BoolLit(True, span),), span)
@@ -94,10 +101,6 @@ def _integer(op: str, a: int, b: int, unsigned: bool) -> int | None:
         case "%":  # C: the sign of the dividend
             r = abs(x) % abs(y)
             return (-r if x < 0 else r) & _MASK
-        case "^" if y >= 0:
-            return pow(x, y, 1 << _BITS)
-        case "^":  # 1 / x^-y, truncated toward zero
-            return None if x == 0 else ((x ** -y if abs(x) == 1 else 0) & _MASK)
         case "bshl":
             return (x << (y % _BITS)) & _MASK
         case "bshr":

@@ -536,7 +536,7 @@ def _assemble(tree, file: str, text: str) -> n.Program:
             case [n.Directive(), *_] | []:
                 directives.extend(item)
             case ("clause", heads, [[]], span):
-                clauses.extend(fact(h, span) for h in heads)
+                clauses.extend(fact(h, span, folded=False) for h in heads)
             case ("clause", heads, bodies, span):
                 clauses.extend(n.Clause(h, tuple(body), span) for body in bodies for h in heads)
             case ("subsume", dominated, dominating, bodies, span):

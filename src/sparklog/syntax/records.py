@@ -198,7 +198,7 @@ class _Flattener:
         out = []
         for body in bodies:
             if not body and not clause.body:
-                out.append(fact(head, clause.span))
+                out.append(fact(head, clause.span, folded=False))
             else:
                 out.append(n.Clause(head, tuple(body), clause.span))
         return out
