@@ -239,12 +239,12 @@ _POSIX = {"alpha": "a-zA-Z", "digit": "0-9", "alnum": "a-zA-Z0-9", "upper": "A-Z
 
 
 def _regex_match(pattern: str, s: str) -> bool:
-    """Full match of a regex (C++'s std::regex_match, ECMAScript); an invalid regex
-    matches nothing."""
+    """Full match of a regex (C++'s std::regex_match, ECMAScript) over the UTF-8 bytes, as
+    std::regex reads a std::string (``.`` is one byte); an invalid regex matches nothing."""
     for name, chars in _POSIX.items():
         pattern = pattern.replace(f"[:{name}:]", chars)
     try:
-        return re.fullmatch(pattern, s) is not None
+        return re.fullmatch(pattern.encode(), s.encode()) is not None
     except re.error:
         return False
 

@@ -370,3 +370,26 @@ r("fact_big", 3 ^ 40). r("rule_big", x ^ 40) :- x = 3.
     assert got["r"] == {("fact", 4052555153018976256), ("rule", 4052555153018976256),
                         ("fact_big", INT_MIN), ("rule_big", INT_MIN)}
 
+
+def test_match_reads_bytes_as_std_regex_does(engine):
+    """std::regex_match over a std::string matches bytes: ``.`` is one byte, so ``h.llo``
+    does not match ``héllo`` (é is two bytes in UTF-8) and ``h..llo`` does; strlen counts
+    the same bytes. Also with a pattern read from data."""
+    got = agree(engine, """
+.decl w(s: symbol)
+w("hello"). w("héllo").
+.decl pat(p: symbol)
+pat("h.llo"). pat("h..llo").
+.decl one(s: symbol)
+one(s) :- w(s), match("h.llo", s).
+.decl two(s: symbol)
+two(s) :- w(s), match("h..llo", s).
+.decl by(p: symbol, s: symbol)
+by(p, s) :- pat(p), w(s), match(p, s).
+.decl len(s: symbol, n: number)
+len(s, strlen(s)) :- w(s).
+""")
+    assert got["one"] == {("hello",)}
+    assert got["two"] == {("héllo",)}
+    assert got["by"] == {("h.llo", "hello"), ("h..llo", "héllo")}
+    assert got["len"] == {("hello", 5), ("héllo", 6)}

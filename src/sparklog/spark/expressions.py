@@ -529,15 +529,23 @@ def _match(pattern: n.Term, s: n.Term, scope: Scope) -> str:
     before the run; one read from data is compiled per row by ``Pattern.matches``
     through ``try_reflect``, which gives NULL where it does not compile, where Spark's
     own regex functions would fail the whole run."""
-    java = text(pattern, scope)
+    java = _bytewise(text(pattern, scope))
     for name, cls in _POSIX_CLASSES.items():
         java = f"replace({java}, {sql_string(f'[:{name}:]')}, {sql_string(cls)})"
+    subject = _bytewise(text(s, scope))
     if isinstance(pattern, n.String):
         if not _compiles(pattern.value):
             return "FALSE"
-        return f"regexp_like({text(s, scope)}, concat('^(?:', {java}, ')$'))"
+        return f"regexp_like({subject}, concat('^(?:', {java}, ')$'))"
     return (f"coalesce(try_reflect('java.util.regex.Pattern', 'matches', {java}, "
-            f"{text(s, scope)}) = 'true', FALSE)")
+            f"{subject}) = 'true', FALSE)")
+
+
+def _bytewise(s: str) -> str:
+    """A string whose characters are the UTF-8 bytes of ``s``: std::regex matches bytes,
+    so ``.`` is one byte of ``é`` (two bytes), as strlen and substr count them. Java's
+    classes (``\\w``, ``\\p{Alpha}``) are ASCII, as C's are in the C locale."""
+    return f"decode(encode({s}, 'UTF-8'), 'ISO-8859-1')"
 
 
 def _compiles(pattern: str) -> bool:
