@@ -36,8 +36,19 @@ _MASK = (1 << 64) - 1
 def typed(program: n.Program, kinds: dict[str, tuple[str, ...]]) -> n.Program:
     """``program`` with every untyped numeric constant written as the type its context
     gives it, and facts folded (``kinds``: each relation's primitive column kinds)."""
-    clauses = tuple(_Clause(c, kinds).typed() for c in program.clauses)
+    clauses = tuple(c if _plain_fact(c, kinds) else _Clause(c, kinds).typed()
+                    for c in program.clauses)
     return program if clauses == program.clauses else replace(program, clauses=clauses)
+
+
+def _plain_fact(clause: n.Clause, kinds: dict[str, tuple[str, ...]]) -> bool:
+    """A fact of constants that need no other type (most of a program's facts): kept as it
+    is, without the walk of a clause."""
+    columns = kinds.get(clause.head.relation, ())
+    return not clause.body and all(
+        isinstance(a, n.Float | n.String) or isinstance(a, n.Number) and (
+            a.unsigned or k not in ("float", "unsigned"))
+        for a, k in zip(clause.head.args, columns)) and len(columns) == len(clause.head.args)
 
 
 def _join(*found: str | None) -> str | None:
