@@ -393,3 +393,38 @@ len(s, strlen(s)) :- w(s).
     assert got["two"] == {("héllo",)}
     assert got["by"] == {("h.llo", "hello"), ("h..llo", "héllo")}
     assert got["len"] == {("hello", 5), ("héllo", 6)}
+
+
+COLUMNS = """
+.decl e(a: number, b: symbol)
+.input e(columns="2:0")
+.output e
+"""
+
+
+def test_input_columns_pick_and_order_the_fields_as_soufflés_reader(engine, tmp_path):
+    """``columns="2:0"``: attribute 0 is the line's field 2, attribute 1 its field 0, and
+    field 1 is skipped (ReadStreamCSV's input map); it was ignored, so the fields came in
+    the file's order. A line too short for field 2, or a bad number there, is reported at
+    its place."""
+    (tmp_path / "e.facts").write_text("x\tskip\t1\ny\t-\t2\textra\n")
+    assert rows(run(engine, COLUMNS, facts_dir=tmp_path)["e"]) == {(1, "x"), (2, "y")}
+    for content, where, what in [("x\t1\n", ":1:1", "2 columns, but columns= reads column 3"),
+                                 ("x\t1\t2\nx\t1\tz\n", ":2:5", "'z' is not a number")]:
+        (tmp_path / "e.facts").write_text(content)
+        with pytest.raises(DataError) as err:
+            run(engine, COLUMNS, facts_dir=tmp_path)
+        assert f"e.facts{where}" in str(err.value) and what in str(err.value), str(err.value)
+
+
+@pytest.mark.parametrize("spec, what", [
+    ('columns="1"', "columns= names 1 fields, but relation e has 2 attributes"),
+    ('columns="0:0"', "give distinct field numbers"),
+    ('columns="a:b"', "give distinct field numbers"),
+    ('columns="1:0", rfc4180=true', "not for rfc4180=true"),
+])
+def test_bad_input_columns_are_errors(engine, tmp_path, spec, what):
+    (tmp_path / "e.facts").write_text("1\t2\n")
+    with pytest.raises(DataError) as err:
+        run(engine, COLUMNS.replace('columns="2:0"', spec), facts_dir=tmp_path)
+    assert what in str(err.value), str(err.value)

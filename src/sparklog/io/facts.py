@@ -45,6 +45,7 @@ class Source:
     delimiter: str = "\t"
     headers: bool = False
     rfc4180: bool = False  # quoted fields, as RFC 4180 writes them
+    columns: tuple[int, ...] | None = None  # columns="1:0": attribute i is field columns[i]
 
 
 def input_source(directive: n.Directive, facts_dir: Path) -> Source:
@@ -57,7 +58,25 @@ def input_source(directive: n.Directive, facts_dir: Path) -> Source:
     headers = _flag(directive, "headers")
     if io not in ("file", "parquet"):
         raise DataError(Diagnostic(directive.span, f"unsupported IO={io} (use file or parquet)"))
-    return Source(directive.relation, io, path, delimiter, headers, rfc4180)
+    return Source(directive.relation, io, path, delimiter, headers, rfc4180,
+                  _columns(directive, io, rfc4180))
+
+
+def _columns(directive: n.Directive, io: str, rfc4180: bool) -> tuple[int, ...] | None:
+    """Soufflé's ``columns="2:0"``: the fields of a line that fill the attributes, in the
+    attributes' order (ReadStreamCSV's input map); other fields are skipped."""
+    text = directive.param("columns")
+    if text is None or text == "":
+        return None
+    parts = text.split(":")
+    if not all(p.strip().isdigit() for p in parts) or len(set(map(int, parts))) < len(parts):
+        raise DataError(Diagnostic(directive.span, f"columns={text!r}: give distinct field "
+                                   "numbers from 0, one for each attribute, as columns=\"1:0\""))
+    if io != "file" or rfc4180:
+        raise DataError(Diagnostic(directive.span, "columns= is read for tab- or "
+                                   "delimiter-separated facts files only, not for "
+                                   f"{'rfc4180=true' if rfc4180 else 'IO=' + io}"))
+    return tuple(int(p) for p in parts)
 
 
 def given_source(source: Source, given: str | Path) -> Source:
@@ -147,6 +166,12 @@ def read(spark: SparkSession, source: Source, kinds: tuple[str, ...],
         return df.select(*cols, F.lit(False).alias("_bad"))
     if source.rfc4180:
         return _typed(_quoted_fields(spark, source, len(kinds)), kinds)
+    columns = source.columns
+    if columns is not None and (records or len(columns) != len(kinds)):
+        raise DataError(f"{source.path}: columns= names {len(columns)} fields, but relation "
+                        f"{source.relation} has {len(kinds)} attributes" if not records else
+                        f"{source.path}: columns= with record columns of {source.relation} "
+                        "is not supported")
     # Soufflé's ReadStreamCSV: lines end at \n only, one trailing \r is dropped, a blank line
     # is a line like any other, columns past the arity are ignored
     lines = spark.read.text(str(source.path), lineSep="\n")
@@ -157,8 +182,12 @@ def read(spark: SparkSession, source: Source, kinds: tuple[str, ...],
     # each field once, in a projection of its own: every reference to `parts` in the typed
     # expressions would split the line again (Spark keeps apart projections whose merging
     # would repeat a costly expression)
+    if columns is None:
+        count, picked = "size(_f)", range(len(records or kinds))
+    else:  # a line must reach the last field named: then every attribute is filled
+        count, picked = f"CASE WHEN size(_f) > {max(columns)} THEN {len(kinds)} ELSE 0 END", columns
     fields = lines.selectExpr(f"{parts} AS _f").selectExpr(
-        "size(_f) AS _n", *[f"_f[{i}] AS _s{i}" for i in range(len(records or kinds))])
+        f"{count} AS _n", *[f"_f[{f}] AS _s{i}" for i, f in enumerate(picked)])
     if records:
         fields = _record_fields(fields, records)
     return _typed(fields, kinds)
@@ -350,6 +379,22 @@ def first_bad_line(source: Source, kinds: tuple[str, ...], records: tuple[n.Shap
     declared = len(records) if records else len(kinds)
     for lineno, fields in _records(source):
         if (source.headers and lineno == 1) or not kinds:
+            continue
+        if source.columns is not None:  # attribute j is field columns[j]
+            if len(fields) <= max(source.columns):
+                return Diagnostic(Span(str(source.path), lineno, 1),
+                                  f"{len(fields)} columns, but columns= reads column "
+                                  f"{max(source.columns) + 1} for {source.relation}")
+            starts = [1]
+            for field in fields:
+                starts.append(starts[-1] + len(field) + len(source.delimiter))
+            for j, (f, kind) in enumerate(zip(source.columns, kinds), start=1):
+                try:
+                    parse_field(fields[f], kind)
+                except ValueError as exc:
+                    return Diagnostic(Span(str(source.path), lineno, starts[f]),
+                                      f"{fields[f]!r} is not {_article(kind)} {kind} "
+                                      f"(column {j} of {source.relation}: {exc})")
             continue
         if len(fields) < declared:
             return Diagnostic(Span(str(source.path), lineno, 1),
