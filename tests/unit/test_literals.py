@@ -90,3 +90,19 @@ def _erased(program: n.Program) -> n.Program:
 def test_erasing_a_constants_type_where_its_context_fixes_it_changes_nothing(drawn):
     program, _ = drawn
     assert typed_literals(_erased(program)).clauses == typed_literals(program).clauses
+
+
+def test_a_term_nested_as_deep_as_allowed_is_typed_whole():
+    """99 operators deep (the deepest a term may nest): every constant becomes a float. Each
+    level's kind is read from its sides once, so this takes as many steps as the term has
+    nodes (it once read each side twice a level: 2^99 steps)."""
+    chain = "x" + " + 1" * 99
+    clause = check(parse(DECLS + f"g(y) :- g(x), y = {chain}.")).program.clauses[0]
+    floats = [t for t in _constants(clause.body[1].right)]
+    assert len(floats) == 99 and all(isinstance(t, n.Float) for t in floats)
+
+
+def _constants(term: n.Term) -> list[n.Term]:
+    if isinstance(term, n.BinOp):
+        return _constants(term.left) + _constants(term.right)
+    return [term] if isinstance(term, n.Number | n.Float) else []

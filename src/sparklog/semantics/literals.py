@@ -89,9 +89,10 @@ class _Clause:
             case n.String():
                 return "symbol"
             case n.BinOp(op=op, left=left, right=right):
-                found = _join(self.own(left), self.own(right))
-                if op == "+" and "symbol" in (self.own(left), self.own(right)):
+                sides = self.own(left), self.own(right)  # once each: linear in the term
+                if op == "+" and "symbol" in sides:
                     return "symbol"
+                found = _join(*sides)
                 return "number" if found == "float" and op in INTEGRAL else found
             case n.UnaryOp(arg=arg):
                 return self.own(arg)
