@@ -167,11 +167,12 @@ def read(spark: SparkSession, source: Source, kinds: tuple[str, ...],
     if source.rfc4180:
         return _typed(_quoted_fields(spark, source, len(kinds)), kinds)
     columns = source.columns
-    if columns is not None and (records or len(columns) != len(kinds)):
-        raise DataError(f"{source.path}: columns= names {len(columns)} fields, but relation "
-                        f"{source.relation} has {len(kinds)} attributes" if not records else
-                        f"{source.path}: columns= with record columns of {source.relation} "
+    if columns is not None and records:
+        raise DataError(f"{source.path}: columns= with record columns of {source.relation} "
                         "is not supported")
+    if columns is not None and len(columns) != len(kinds):
+        raise DataError(f"{source.path}: columns= names {len(columns)} fields, but relation "
+                        f"{source.relation} has {len(kinds)} attributes")
     # Soufflé's ReadStreamCSV: lines end at \n only, one trailing \r is dropped, a blank line
     # is a line like any other, columns past the arity are ignored
     lines = spark.read.text(str(source.path), lineSep="\n")
@@ -182,10 +183,10 @@ def read(spark: SparkSession, source: Source, kinds: tuple[str, ...],
     # each field once, in a projection of its own: every reference to `parts` in the typed
     # expressions would split the line again (Spark keeps apart projections whose merging
     # would repeat a costly expression)
-    if columns is None:
-        count, picked = "size(_f)", range(len(records or kinds))
-    else:  # a line must reach the last field named: then every attribute is filled
-        count, picked = f"CASE WHEN size(_f) > {max(columns)} THEN {len(kinds)} ELSE 0 END", columns
+    count, picked = "size(_f)", range(len(records or kinds))
+    if columns is not None:  # a line must reach the last field named: then all are filled
+        count = f"CASE WHEN size(_f) > {max(columns)} THEN {len(kinds)} ELSE 0 END"
+        picked = columns
     fields = lines.selectExpr(f"{parts} AS _f").selectExpr(
         f"{count} AS _n", *[f"_f[{f}] AS _s{i}" for i, f in enumerate(picked)])
     if records:

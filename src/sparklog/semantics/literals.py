@@ -62,7 +62,7 @@ class _Clause:
     def __init__(self, clause: n.Clause, kinds: dict[str, tuple[str, ...]]) -> None:
         self.clause, self.kinds = clause, kinds
         self.var: dict[str, str] = {}
-        for atom, _ in self._atoms(clause.body, head=True):
+        for atom in self._atoms(clause.body, head=True):
             for arg, kind in zip(atom.args, self.columns(atom)):
                 if isinstance(arg, n.Var) and kind is not None:
                     self.var.setdefault(arg.name, kind)
@@ -111,7 +111,7 @@ class _Clause:
 
     # -- step 1: contexts give kinds to variables ------------------------------------------
     def _spread(self) -> None:
-        for atom, _ in self._atoms(self.clause.body, head=True):
+        for atom in self._atoms(self.clause.body, head=True):
             for arg, kind in zip(atom.args, self.columns(atom)):
                 if kind is not None and not isinstance(arg, n.Var):
                     self._give(arg, kind)
@@ -215,14 +215,14 @@ class _Clause:
         return term
 
     # -- where contexts are ----------------------------------------------------------------
-    def _atoms(self, body, head: bool = False) -> list[tuple[n.Atom, bool]]:
-        out = [(self.clause.head, True)] if head else []
+    def _atoms(self, body, head: bool = False) -> list[n.Atom]:
+        out = [self.clause.head] if head else []
         for lit in body:
             match lit:
                 case n.Atom():
-                    out.append((lit, False))
+                    out.append(lit)
                 case n.Negation(atom=atom):
-                    out.append((atom, False))
+                    out.append(atom)
             for agg in aggregates(lit):
                 out += self._atoms(agg.body)
         return out
