@@ -63,10 +63,11 @@ def _jvm_cpu_seconds(parent: int) -> float:
     tick = os.sysconf("SC_CLK_TCK")
     for stat in Path("/proc").glob("[0-9]*/stat"):
         try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-            name = stat.read_text().split("(", 1)[1].split(")", 1)[0]
-        except (OSError, IndexError):
+            text = stat.read_text()
+        except OSError:
             continue
+        name, _, rest = text.partition("(")[2].rpartition(")")
+        fields = rest.split()
         if int(fields[1]) == parent and name == "java":
             total += (int(fields[11]) + int(fields[12])) / tick
     return total
