@@ -2,12 +2,18 @@
 cold: one ``sparklog run`` per run, the settings interleaved (their order alternating, so
 the machine's noise falls on both), every run's output checked.
 
-    python3 -m benchmarks.settings --compare jit|code-cache|combine [--workloads ...] [--repeat 3]
+    python3 -m benchmarks.settings --compare jit|c2-late|code-cache|combine [--workloads ...] [--repeat 3]
 
 ``--compare jit``: the JVM's tiered C1+C2 (sparklog's default) against C1 alone
 (``-XX:TieredStopAtLevel=1``). In local mode the driver's JVM runs every task; a fresh JVM
 compiles Spark's hot code while the run goes on, and C2 spends seconds of CPU on it, taken
 from the tasks on a machine of few cores; a run of many rounds is slower without C2's code.
+
+``--compare c2-late``: the JVM's tiered compilers with C2 called in ten times later
+(``-XX:Tier4InvocationThreshold`` and the other tier-4 thresholds x10; sparklog's default
+since 2026-12-03, session.LATE_C2) against the JVM's own thresholds: C1 still compiles
+early, C2 spends its seconds only on the hottest code, which a long recursion still
+reaches. ``--compare jit`` measured C1 alone against the JVM's own thresholds before that.
 
 ``--compare code-cache``: room for 4,096 compiled classes (sparklog's default) against
 Spark's 100 (``spark.sql.codegen.cache.maxEntries``, a static setting). A run's rounds and
@@ -68,7 +74,15 @@ TC_LEFT = (".decl edge(x:number, y:number)\n.input edge\n.decl tc(x:number, y:nu
 TC_NONLINEAR = TC_LEFT.replace("tc(x, z), edge(z, y)", "tc(x, z), tc(z, y)")
 COMPARISONS = {
     "jit": {"C1 only": ["--conf", "spark.driver.extraJavaOptions=-XX:TieredStopAtLevel=1"],
-            "tiered C1+C2 (default)": []},
+            "tiered C1+C2 (default, C2 late)": []},
+    # sparklog's driver JVMs call C2 late (session.LATE_C2) unless given compiler options:
+    # the JVM's own thresholds must be asked for
+    "c2-late": {"C2 later (tier-4 thresholds x10)": [],
+                "tiered C1+C2 (the JVM's thresholds)": [
+                    "--conf", "spark.driver.extraJavaOptions=" + " ".join(
+                        f"-XX:Tier4{name}={value}" for name, value in (
+                            ("InvocationThreshold", 5000), ("MinInvocationThreshold", 600),
+                            ("CompileThreshold", 15000), ("BackEdgeThreshold", 40000)))]},
     "code-cache": {"100 classes (Spark's default)":
                    ["--conf", "spark.sql.codegen.cache.maxEntries=100"],
                    "4,096 classes (default)": []},
@@ -81,6 +95,7 @@ COMPARISONS = {
     "revision": {},  # filled by main: the baseline's code, then this tree's
 }
 TITLES = {"jit": "JIT compilers of the local driver JVM",
+          "c2-late": "C2 compiling only the hottest code (the JVM's tier-4 thresholds x10)",
           "code-cache": "Compiled classes Spark keeps (spark.sql.codegen.cache.maxEntries)",
           "combine": "The combine before the shuffle (--combine)",
           "join-dedup": "Dead variables and duplicates dropped before each join (--join-dedup)",
@@ -381,7 +396,7 @@ def _revision(rev: str, where: Path, report: dict[str, Any]) -> str:
 
 def _write(out: Path, report: dict[str, Any]) -> None:
     out.mkdir(parents=True, exist_ok=True)
-    stem = {"jit": "jit", "code-cache": "code-cache", "combine": "combine-cold",
+    stem = {"jit": "jit", "c2-late": "c2-late", "code-cache": "code-cache", "combine": "combine-cold",
             "join-dedup": "join-dedup", "inline-totals": "inline-totals",
             "revision": "revision"}[report["compare"]]
     (out / f"{stem}.json").write_text(json.dumps(report, indent=1) + "\n")

@@ -123,6 +123,27 @@ def default_conf(master: str, partitions: int | None) -> dict[str, str]:
     }
 
 
+# In local mode the driver's JVM runs every task, and a fresh one compiles Spark's hot code
+# while the run goes on. C2, the optimizing compiler, then takes seconds of CPU from the
+# tasks on a machine of few cores, much of it for code that does not run long enough to
+# repay it; C1 alone starts short runs sooner but makes long recursions slower. So C2 is
+# called in only for the hottest code, at ten times the JVM's tier-4 thresholds: C1 still
+# compiles early, and a long recursion still gets C2's code where it spends its time
+# (benchmarks/results/c2-late.md). A caller's own choice of compilers is left alone.
+LATE_C2 = " ".join(f"-XX:Tier4{name}={value}" for name, value in (
+    ("InvocationThreshold", 50000), ("MinInvocationThreshold", 6000),
+    ("CompileThreshold", 150000), ("BackEdgeThreshold", 400000)))
+_JIT_CALLERS = ("Tier4", "TieredStopAtLevel", "TieredCompilation", "CompilationMode")
+
+
+def jit_options(master: str, callers: str) -> str:
+    """The driver JVM's compiler options sparklog adds: C2 late in local mode, unless the
+    caller's spark.driver.extraJavaOptions already choose the compilers."""
+    if not master.startswith("local") or any(k in callers for k in _JIT_CALLERS):
+        return ""
+    return LATE_C2
+
+
 def _memory_gib() -> int:
     try:
         with open("/proc/meminfo") as f:
@@ -159,6 +180,7 @@ def start(master: str = "local[*]", partitions: int | None = None,
         chosen = archive.choose(java, callers, write_archive)  # a JVM starts here
     if chosen is not None:
         java_opts += " " + chosen.java_options()
+    java_opts = f"{java_opts} {jit_options(settings['spark.master'], callers)}".strip()
     settings["spark.driver.extraJavaOptions"] = (java_opts + " " + callers).strip()
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     gateway = _launch_gateway(settings)
