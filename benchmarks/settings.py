@@ -4,7 +4,7 @@ the machine's noise falls on both), every run's output checked.
 
     python3 -m benchmarks.settings --compare jit|c2-late|code-cache|combine [--workloads ...] [--repeat 3]
 
-``--compare jit``: the JVM's tiered C1+C2 (sparklog's default) against C1 alone
+``--compare jit``: the JVM's tiered C1+C2 (sparklog's default, C2 late) against C1 alone
 (``-XX:TieredStopAtLevel=1``). In local mode the driver's JVM runs every task; a fresh JVM
 compiles Spark's hot code while the run goes on, and C2 spends seconds of CPU on it, taken
 from the tasks on a machine of few cores; a run of many rounds is slower without C2's code.
