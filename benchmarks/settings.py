@@ -65,6 +65,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from sparklog.spark.session import tier4_options
+
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benchmarks" / "results"
 DATA = ROOT.parent / "shared" / "data"
@@ -79,10 +81,7 @@ COMPARISONS = {
     # the JVM's own thresholds must be asked for
     "c2-late": {"C2 later (tier-4 thresholds x10)": [],
                 "tiered C1+C2 (the JVM's thresholds)": [
-                    "--conf", "spark.driver.extraJavaOptions=" + " ".join(
-                        f"-XX:Tier4{name}={value}" for name, value in (
-                            ("InvocationThreshold", 5000), ("MinInvocationThreshold", 600),
-                            ("CompileThreshold", 15000), ("BackEdgeThreshold", 40000)))]},
+                    "--conf", f"spark.driver.extraJavaOptions={tier4_options(1)}"]},
     "code-cache": {"100 classes (Spark's default)":
                    ["--conf", "spark.sql.codegen.cache.maxEntries=100"],
                    "4,096 classes (default)": []},
@@ -396,9 +395,9 @@ def _revision(rev: str, where: Path, report: dict[str, Any]) -> str:
 
 def _write(out: Path, report: dict[str, Any]) -> None:
     out.mkdir(parents=True, exist_ok=True)
-    stem = {"jit": "jit", "c2-late": "c2-late", "code-cache": "code-cache", "combine": "combine-cold",
-            "join-dedup": "join-dedup", "inline-totals": "inline-totals",
-            "revision": "revision"}[report["compare"]]
+    stem = {"jit": "jit", "c2-late": "c2-late", "code-cache": "code-cache",
+            "combine": "combine-cold", "join-dedup": "join-dedup",
+            "inline-totals": "inline-totals", "revision": "revision"}[report["compare"]]
     (out / f"{stem}.json").write_text(json.dumps(report, indent=1) + "\n")
     first, second = report["settings"]
     lines = [f"# {TITLES[report['compare']]} (cold `sparklog run`, wall seconds)", "",

@@ -9,8 +9,9 @@ alternating so that noise lands on each.
 Each process starts the session the tests start (``local[2]``, 2 partitions, 2g), runs
 the batch twice (cold: the JVM's first evaluation; warm: the second) and checks every
 program against the reference evaluator. Settings: ``tiered``, the JVM as session.start
-makes it (the suite's: C2 late since 2026-12-03); ``c1``, ``-XX:TieredStopAtLevel=1`` (C1 alone); ``no-codegen``, the session
-built with whole-stage code generation off and interpreted projections. Besides the wall
+makes it (the suite's: C2 late since 2026-12-03); ``c1``, ``-XX:TieredStopAtLevel=1`` (C1
+alone); ``no-codegen``, the session built with whole-stage code generation off and
+interpreted projections. Besides the wall
 time it reports the JVM's CPU seconds (from /proc) over the process's life, which says
 whether a second worker could overlap with the first. Writes results/NAME.json and
 NAME.md.

@@ -130,9 +130,16 @@ def default_conf(master: str, partitions: int | None) -> dict[str, str]:
 # called in only for the hottest code, at ten times the JVM's tier-4 thresholds: C1 still
 # compiles early, and a long recursion still gets C2's code where it spends its time
 # (benchmarks/results/c2-late.md). A caller's own choice of compilers is left alone.
-LATE_C2 = " ".join(f"-XX:Tier4{name}={value}" for name, value in (
-    ("InvocationThreshold", 50000), ("MinInvocationThreshold", 6000),
-    ("CompileThreshold", 150000), ("BackEdgeThreshold", 400000)))
+TIER4_DEFAULTS = {"InvocationThreshold": 5000, "MinInvocationThreshold": 600,
+                  "CompileThreshold": 15000, "BackEdgeThreshold": 40000}  # HotSpot 17's
+
+
+def tier4_options(factor: int) -> str:
+    """-XX options setting each of the JVM's tier-4 thresholds to ``factor`` times its own."""
+    return " ".join(f"-XX:Tier4{name}={value * factor}" for name, value in TIER4_DEFAULTS.items())
+
+
+LATE_C2 = tier4_options(10)
 _JIT_CALLERS = ("Tier4", "TieredStopAtLevel", "TieredCompilation", "CompilationMode")
 
 
