@@ -283,6 +283,30 @@ def test_auto_takes_smart_for_sparse_deep_graphs_and_linear_for_others(shape, st
     assert choice.strategy == "right"  # a linear closure stays as written when dense
 
 
+_OFF = st.floats(0.95, 1.05)  # an estimate's error (spark/load.SHAPE_RSD is 5%)
+
+
+@settings(max_examples=200, deadline=None)
+@given(kind=st.sampled_from(["chain", "down", "up"]), size=st.integers(40, 1 << 20),
+       levels=st.integers(3, 17), arcs=_OFF, nodes=_OFF, tails=_OFF, heads=_OFF)
+def test_auto_decides_alike_on_estimates_off_by_their_error(kind, size, levels, arcs, nodes,
+                                                            tails, heads):
+    """auto reads HyperLogLog estimates, each off by up to about 5%: a chain of 40 arcs or
+    more still takes Smart, a complete binary tree of up to 17 levels (16 arcs deep) still
+    stays linear, whichever way its edges point."""
+    if kind == "chain":
+        exact, expected = (size, size + 1, size, size), "smart"
+    else:
+        inner, count = (1 << (levels - 1)) - 1, (1 << levels) - 1
+        exact = (count - 1, count, inner, count - 1) if kind == "down" else \
+            (count - 1, count, count - 1, inner)
+        expected = "left"
+    shape = tuple(max(1, round(v * f)) for v, f in zip(exact, (arcs, nodes, tails, heads)))
+    program = Program.from_file(GOLDEN / "nonlinear.dl")
+    _, [choice] = program.rewritten("auto", {"arc": shape})
+    assert choice.strategy == expected, (shape, choice.why)
+
+
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(red=_GRAPHS, blue=_GRAPHS, name=st.sampled_from(["example-3-2", "left-chain"]))
 def test_doubled_chain_programs_derive_the_written_programs_facts(red, blue, name):

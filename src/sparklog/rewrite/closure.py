@@ -168,15 +168,20 @@ AUTO_DEGREE = 2.0
 # linear; chain(200) 3.7x faster with Smart, closure-auto.md). A Smart round costs about
 # 4.5 linear ones there, so it pays once n / (1 + log2 n) exceeds that: from about 30 arcs.
 AUTO_DEPTH = 32
+# ... and a graph whose measured arcs per tail is at most this one is a chain: two
+# estimates, each off by about 5% (spark/load.SHAPE_RSD)
+CHAIN_BRANCHING = 1.1
 
 
 def deepest(arcs: int, nodes: int, tails: int) -> float:
     """About the longest shortest path, in arcs, of a graph of ``arcs`` arcs over ``nodes``
     nodes of which ``tails`` have out-arcs, were it one tree (or chain) from a single root
     branching ``arcs / tails`` ways at every node: more roots make paths shorter. Uses only
-    counts that HyperLogLog estimates well (not the roots: a difference of two estimates)."""
+    counts that HyperLogLog estimates well (not the roots: a difference of two estimates).
+    Each is off by about 5% (spark/load.SHAPE_RSD), so a branching up to CHAIN_BRANCHING
+    is taken for a chain's 1."""
     branching = arcs / max(tails, 1)
-    if branching <= 1.01:  # a chain (or a cycle): as deep as it has nodes
+    if branching <= CHAIN_BRANCHING:  # a chain (or a cycle): as deep as it has nodes
         return float(max(nodes - 1, 0))
     return math.log(1 + nodes * (branching - 1)) / math.log(branching) - 1
 

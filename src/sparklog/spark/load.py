@@ -199,6 +199,10 @@ def _intern(db, df: DataFrame, kinds: tuple[str, ...]) -> DataFrame:
                        for c in df.columns])
 
 
+# the relative standard deviation of auto's estimates (shapes)
+SHAPE_RSD = 0.05
+
+
 def shapes(spark, program, relations: set[str], inputs: dict[str, Any], facts_dir: Path
            ) -> dict[str, tuple[int, ...]]:
     """(arcs, nodes, tails, heads: the nodes with out-arcs, with in-arcs), approximately,
@@ -221,24 +225,14 @@ def shapes(spark, program, relations: set[str], inputs: dict[str, Any], facts_di
         if source.path.exists():  # else reported by load_inputs
             frames[name] = read(spark, source, program.checked.kinds[name],
                                 _records(program, name)).filter(~F.col("_bad")).drop("_bad")
-    from sparklog.spark.session import FACTORY_MODE, WHOLE_STAGE
-
-    # one pass, counted approximately (HyperLogLog++, about 1%: arcs by their hash), and
-    # interpreted: generating the code of so small a job costs four times its work
-    previous = {key: spark.conf.get(key, None) for key in (WHOLE_STAGE, FACTORY_MODE)}
-    spark.conf.set(WHOLE_STAGE, "false")
-    spark.conf.set(FACTORY_MODE, "NO_CODEGEN")
-    try:
-        for name, df in frames.items():
-            ends = df.select(F.hash("c0", "c1").alias("arc"), "c0", "c1",
-                             F.explode(F.array("c0", "c1")).alias("node"))
-            counts = ends.agg(*[F.approx_count_distinct(c, rsd=0.01)
-                                for c in ("arc", "node", "c0", "c1")]).first()
-            out[name] = tuple(int(c) for c in counts)
-    finally:
-        for key, value in previous.items():
-            if value is None:
-                spark.conf.unset(key)
-            else:
-                spark.conf.set(key, value)
+    # one pass, counted approximately (HyperLogLog++: arcs by their hash). Spark keeps an
+    # estimate's registers as fields of its aggregation buffer, so the job's cost follows
+    # the precision: 5% is 512 registers, 1% 16,384 (benchmarks/results/auto-shapes.md);
+    # rewrite/closure.deepest allows for the error where it matters, in telling a chain
+    for name, df in frames.items():
+        ends = df.select(F.hash("c0", "c1").alias("arc"), "c0", "c1",
+                         F.explode(F.array("c0", "c1")).alias("node"))
+        counts = ends.agg(*[F.approx_count_distinct(c, rsd=SHAPE_RSD)
+                            for c in ("arc", "node", "c0", "c1")]).first()
+        out[name] = tuple(int(c) for c in counts)
     return out
