@@ -180,11 +180,15 @@ def deepest(arcs: int, nodes: int, tails: int) -> float:
     nodes of which ``tails`` have out-arcs, were it one tree (or chain) from a single root
     branching ``arcs / tails`` ways at every node: more roots make paths shorter. Uses only
     counts that HyperLogLog estimates well (not the roots: a difference of two estimates).
-    Each is off by about 5% (spark/load.SHAPE_RSD), so a branching up to CHAIN_BRANCHING
-    is taken for a chain's 1."""
+    Each is off by about 5% (spark/load.SHAPE_RSD), so a branching b up to CHAIN_BRANCHING
+    is taken for a chain's 1, and one up to its square is read as (b / CHAIN_BRANCHING)²,
+    which climbs from 1 to the square: the depth falls off continuously, never from a
+    chain's n to a tree's log n at one estimate's error."""
     branching = arcs / max(tails, 1)
     if branching <= CHAIN_BRANCHING:  # a chain (or a cycle): as deep as it has nodes
         return float(max(nodes - 1, 0))
+    if branching < CHAIN_BRANCHING ** 2:
+        branching = (branching / CHAIN_BRANCHING) ** 2
     return math.log(1 + nodes * (branching - 1)) / math.log(branching) - 1
 
 
