@@ -46,6 +46,12 @@ computed with scipy's sparse matrices.
 stratum read a $SUM relation's totals where they are summed, rewrite/totals.py: PageRank
 takes two rounds an iteration instead of three); writes results/inline-totals.{json,md}.
 
+``--compare smart-end``: ``--no-smart-end`` against the default (a Smart closure stops
+after the round that found no path whose length is a power of two, ir/smart.py), on
+``chain-smart``, ``chain2000-smart`` and ``tree12-smart`` (longest paths 1000, 2000 and 11
+arcs: a round saved each) and ``tree17-smart`` (16 arcs, a power of two: no round saved,
+the control); writes results/smart-end.{json,md}.
+
 ``--compare revision --baseline REV``: the code of git revision REV (checked out into a
 temporary worktree) against this tree, same flags; writes results/revision.{json,md}.
 ``tree17-auto`` is the tree's closure with the default strategy (auto: Smart).
@@ -91,6 +97,8 @@ COMPARISONS = {
                    "dedup between joins (default)": []},
     "inline-totals": {"totals stored, read a round later": ["--no-inline-totals"],
                       "totals read where summed (default)": []},
+    "smart-end": {"Smart until a round derives nothing": ["--no-smart-end"],
+                  "Smart ends after no power of two (default)": []},
     "revision": {},  # filled by main: the baseline's code, then this tree's
 }
 TITLES = {"jit": "JIT compilers of the local driver JVM",
@@ -99,6 +107,7 @@ TITLES = {"jit": "JIT compilers of the local driver JVM",
           "combine": "The combine before the shuffle (--combine)",
           "join-dedup": "Dead variables and duplicates dropped before each join (--join-dedup)",
           "inline-totals": "$SUM totals read where they are summed (--no-inline-totals)",
+          "smart-end": "Smart's last round known before it runs (--no-smart-end)",
           "revision": "This tree against an earlier revision"}
 STRATA = 60
 
@@ -153,6 +162,12 @@ def _workloads(folder: Path) -> dict[str, dict[str, Any]]:
                          check=("cspa", 600)),
         "chain-left": dict(program=tc_left, facts=folder / "chain", args=["--strategy", "left"],
                            check=("tc", 1000 * 1001 // 2)),
+        "chain2000-smart": dict(program=tc_nonlinear, facts=facts("chain2000", gen.chain(2000)),
+                                args=["--strategy", "smart"], check=("tc", 2000 * 2001 // 2)),
+        "tree12-smart": dict(program=tc_nonlinear, facts=facts("tree12", gen.tree(12, "down")),
+                             args=["--strategy", "smart"], check=("tc", _tree_pairs(12))),
+        "tree17-smart": dict(program=tc_nonlinear, facts=facts("tree17s", gen.tree(17, "down")),
+                             args=["--strategy", "smart"], check=("tc", _tree_pairs(17))),
     }
 
 
@@ -397,7 +412,8 @@ def _write(out: Path, report: dict[str, Any]) -> None:
     out.mkdir(parents=True, exist_ok=True)
     stem = {"jit": "jit", "c2-late": "c2-late", "code-cache": "code-cache",
             "combine": "combine-cold", "join-dedup": "join-dedup",
-            "inline-totals": "inline-totals", "revision": "revision"}[report["compare"]]
+            "inline-totals": "inline-totals", "smart-end": "smart-end",
+            "revision": "revision"}[report["compare"]]
     (out / f"{stem}.json").write_text(json.dumps(report, indent=1) + "\n")
     first, second = report["settings"]
     lines = [f"# {TITLES[report['compare']]} (cold `sparklog run`, wall seconds)", "",

@@ -167,6 +167,9 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--no-retire-stages", dest="retire_stages", action="store_false",
                      help="in a recursion over a counter (PageRank's iteration), keep reading "
                           "the stored tuples of stages every delta has passed")
+    run.add_argument("--no-smart-end", dest="smart_end", action="store_false",
+                     help="run a Smart closure until a round derives nothing, also after the "
+                          "round that found no path whose length is a power of two")
     run.add_argument("--plan-reuse", dest="reuse_plans", choices=PLAN_REUSE,
                      default=DEFAULTS.reuse_plans,
                      help="how loop rounds after the first are planned: run the executed plan "
@@ -401,7 +404,8 @@ def _run(args) -> int:
                         checkpoint="reliable" if args.checkpoint_dir else "local",
                         checkpoint_dir=args.checkpoint_dir, deferred=args.deferred,
                         pipelined=args.pipelined, skip_idle=args.skip_idle,
-                        retire_stages=args.retire_stages, inline_totals=args.inline_totals,
+                        retire_stages=args.retire_stages, smart_end=args.smart_end,
+                        inline_totals=args.inline_totals,
                         reuse_plans=args.reuse_plans,
                         join_planning=args.join_planning, broadcast_rows=args.broadcast_rows,
                         combine=args.combine, max_iterations=args.max_iterations,

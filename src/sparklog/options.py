@@ -41,6 +41,9 @@ class Options:
     # In a staged recursion (ir/stages.py: PageRank's iteration counter) the stored runs
     # wholly below every delta's stage are retired: the stratum's rounds stop reading them.
     retire_stages: bool = True
+    # A Smart closure stops after the round that found no path whose length is a power of
+    # two: the next round would derive nothing (ir/smart.py).
+    smart_end: bool = True
     # The rules of a stratum that read its $SUM/$COUNT relation read the total of its
     # contributions where it is summed, a round earlier (rewrite/totals.py). Off: the
     # totals are stored by a round of their own, and read the round after.
@@ -132,7 +135,7 @@ class Options:
                 continue
             if not isinstance(value, int) or value < low:
                 raise UsageError(f"{name} must be at least {low}, not {value!r}")
-        for name in ("balance", "indexes", "skip_idle", "retire_stages",
+        for name in ("balance", "indexes", "skip_idle", "retire_stages", "smart_end",
                      "join_dedup", "inline_totals"):
             if not isinstance(getattr(self, name), bool):
                 raise UsageError(f"{name} must be True or False, not {getattr(self, name)!r}")

@@ -158,6 +158,38 @@ def test_every_strategy_computes_the_closure_of_a_graph_with_cycles(spark, strat
     assert result.size("tc") == len(_closure(edges))
 
 
+@pytest.mark.parametrize("n", [5, 8, 13])
+def test_smart_stops_after_the_round_that_found_no_power_of_two(spark, n):
+    """ir/smart.py: on chain(n) Smart's rounds find the paths of lengths 2, 3-4, 5-8, ...;
+    the round after the one that reached n derives nothing, and is run only when n is a
+    power of two (the paths of length n may then extend). Without the test, always."""
+    edges = edges_df(spark, list(gen.chain(n)))
+    loops = {}
+    for end in (True, False):
+        engine = sparklog.Engine(spark=spark, partitions=2, strategy="smart", smart_end=end)
+        result = run(engine, NONLINEAR, inputs={"edge": edges})
+        assert rows(result["tc"]) == {(a, b) for a in range(n + 1) for b in range(a + 1, n + 1)}
+        loops[end] = [r["delta"] for r in _recursive(result)]
+    k = math.ceil(math.log2(n))
+    assert len(loops[False]) == k + 1 and loops[False][-1] == 0
+    assert loops[True] == (loops[False] if n & (n - 1) == 0 else loops[False][:-1])
+
+
+@pytest.mark.parametrize("seed", [3, 17])
+def test_smart_ends_early_on_graphs_with_cycles_as_networkx(spark, seed):
+    """Cycles, several roots, paths of every length: the closure is networkx's whether or
+    not Smart stops early, and it never runs more rounds with the test than without."""
+    rng = random.Random(seed)
+    edges = sorted({(rng.randrange(40), rng.randrange(40)) for _ in range(50)})
+    counts = []
+    for end in (True, False):
+        engine = sparklog.Engine(spark=spark, partitions=3, strategy="smart", smart_end=end)
+        result = run(engine, NONLINEAR, inputs={"edge": edges_df(spark, edges)})
+        assert rows(result["tc"]) == _closure(edges)
+        counts.append(len(_recursive(result)))
+    assert counts[0] <= counts[1]
+
+
 COLOURED = """
 .decl arc(x: number, c: number, y: number)
 .input arc

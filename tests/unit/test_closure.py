@@ -350,3 +350,41 @@ def test_random_recursions_around_the_rewritten_shapes_keep_their_facts(seed):
         for decl in program.ast.decls:
             assert got.get(decl.name, set()) == written.get(decl.name, set()), \
                 (strategy, decl.name)
+
+
+@pytest.mark.parametrize("strategy, found", [
+    ("smart", {"tc@len": 2}), ("balance", {}), ("thirds", {}), ("left", {}), ("asis", {})])
+def test_only_smart_stops_at_its_last_round(strategy, found):
+    """ir/smart.py: Smart's rounds derive lengths in (2^(k-1), 2^k], so the round after one
+    that found no power of two derives nothing; Balance's and Thirds' bands give no such
+    test, and a set closure has no lengths."""
+    from sparklog.ir.smart import smart_lengths
+
+    text = (".decl edge(x:number, y:number)\n.input edge\n.decl tc(x:number, y:number)\n"
+            ".output tc\ntc(x, y) :- edge(x, y).\ntc(x, y) :- tc(x, z), tc(z, y).\n")
+    plan = Program.from_text(text).plan_for(strategy)
+    assert [smart_lengths(sp, plan) for sp in plan.strata if sp.stratum.recursive] == [found]
+
+
+def test_smart_with_a_parameter_column_or_a_seed_above_one_is_told_apart():
+    """A parameter column keeps the bands (each value's graph moves in lockstep); a seed of
+    another length than 1 breaks them, and so does a rule that is not Smart's."""
+    import dataclasses
+
+    from sparklog.ir.smart import smart_lengths
+    from sparklog.syntax import nodes as n
+
+    text = (".decl e(g:number, x:number, y:number)\n.input e\n"
+            ".decl tc(g:number, x:number, y:number)\n.output tc\n"
+            "tc(g, x, y) :- e(g, x, y).\ntc(g, x, y) :- tc(g, x, z), tc(g, z, y).\n")
+    plan = Program.from_text(text).plan_for("smart")
+    (sp,) = [sp for sp in plan.strata if sp.stratum.recursive]
+    assert smart_lengths(sp, plan) == {"tc@len": 3}
+    seed = sp.preamble[0]
+    two = dataclasses.replace(seed, head=seed.head[:3] + (n.Number(2),))
+    assert smart_lengths(dataclasses.replace(sp, preamble=(two,)), plan) == {}
+    kernel = sp.loop[0]
+    body = tuple(lit for lit in kernel.clause.body if not isinstance(lit, n.Comparison)
+                 or lit.op != "<=")  # l2 <= l1 dropped: l2 may be longer than l1
+    loose = dataclasses.replace(kernel, clause=dataclasses.replace(kernel.clause, body=body))
+    assert smart_lengths(dataclasses.replace(sp, loop=(loose, *sp.loop[1:])), plan) == {}

@@ -277,9 +277,10 @@ def lattice_counts(db: Database, relation: str) -> tuple[Column, Any]:
     """``n``: the improved keys; ``stale``: those whose old row stays in a sealed run;
     ``rows`` and ``p0..``: the new run in all and per partition; in a staged recursion,
     the run's lowest and highest stage (``lo``, ``hi``) and its improved keys' lowest
-    (``dlo``: Database.book_stages)."""
-    column = db.stages.get(relation)
-    if column not in db._lattice_counts:
+    (``dlo``: Database.book_stages); in a Smart closure, the improved keys whose length is
+    a power of two (``powers``: ir/smart.py)."""
+    column, length = db.stages.get(relation), db.smart.get(relation)
+    if (column, length) not in db._lattice_counts:
         rest = [F.count(F.lit(1)).alias("rows"),
                 F.sum(F.when(F.col("_stale"), 1).otherwise(0)).alias("stale"),
                 *db.partition_counts()]
@@ -287,6 +288,10 @@ def lattice_counts(db: Database, relation: str) -> tuple[Column, Any]:
             stage = F.col(f"c{column}")
             rest += [F.min(stage).alias("lo"), F.max(stage).alias("hi"),
                      F.min(F.when(F.col("_new"), stage)).alias("dlo")]
-        db._lattice_counts[column] = (F.sum(F.when(F.col("_new"), 1).otherwise(0)).alias("n"),
-                                      jvm.seq(db.spark, rest))
-    return db._lattice_counts[column]
+        if length is not None:
+            value = F.col(f"c{length}")
+            rest.append(F.sum(F.when(F.col("_new") & (value.bitwiseAND(value - 1) == 0), 1)
+                              .otherwise(0)).alias("powers"))
+        db._lattice_counts[column, length] = (
+            F.sum(F.when(F.col("_new"), 1).otherwise(0)).alias("n"), jvm.seq(db.spark, rest))
+    return db._lattice_counts[column, length]

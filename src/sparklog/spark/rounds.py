@@ -27,6 +27,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from sparklog.ir.nodes import Kernel, Scan, StratumPlan
+from sparklog.ir.smart import smart_lengths
 from sparklog.ir.stages import advances, stages
 from sparklog.spark import jvm
 from sparklog.spark.jvm import stored_rdd as _stored_rdd
@@ -72,6 +73,7 @@ def _evaluate_stratum(db: Database, sp: StratumPlan, stats: Stats) -> None:
     db.loop_counts.clear()
     db.stages = stages(sp, db.plan) if db.options.retire_stages else {}
     db.advance = advances(sp, db.stages)
+    db.smart = smart_lengths(sp, db.plan) if db.options.smart_end else {}
     try:
         _round(db, sp, sp.preamble, stats)
         if sp.stratum.recursive:
@@ -80,6 +82,7 @@ def _evaluate_stratum(db: Database, sp: StratumPlan, stats: Stats) -> None:
         db.aged = set()  # later strata read full versions only, every run of them
         db.stages, db.advance, db.stage_floor = {}, {}, None
         db.delta_low.clear()
+        db.smart, db.powers = {}, {}
 
 
 def _loop(db: Database, sp: StratumPlan, stats: Stats) -> None:
@@ -145,11 +148,13 @@ def _loop(db: Database, sp: StratumPlan, stats: Stats) -> None:
         # round 1's job computed every deferred version the loop reads: the rounds after
         # it read the same relations, so they have none to settle (two calls per RDD)
         news, job = _count_round(db, sp, current, settle=iteration == 1), None
+        last = _smart_ended(db, sp, current, news)
         moved = _compact(db, current)
         moved = _balance(db, sp, iteration, news) or moved
         if moved and ahead is not None:
             ahead = _plan(db, sp, sp.loop)  # planned over the old runs: plan it again
-        if overlap and ahead is not None and any(news[r] for r in sp.stratum.relations):
+        if overlap and ahead is not None and any(news[r] for r in sp.stratum.relations) \
+                and not last:
             # the next round's job starts before this round's records are written
             ahead = _prune(db, sp, ahead)
             _mark(db, ahead)
@@ -162,11 +167,25 @@ def _loop(db: Database, sp: StratumPlan, stats: Stats) -> None:
                 db.release(version)
         if not any(news[r] for r in sp.stratum.relations):  # a lagging index's news
             break  # are the delta before the last: it needs no round of its own
+        if last:
+            break
         if not within(iteration + 1):
             _stopped(db, sp, news)
         if not overlap and within(iteration + 1):
             db.iteration = iteration + 1
             ahead = _plan(db, sp, sp.loop)
+
+
+def _smart_ended(db: Database, sp: StratumPlan, steps: list[_Step], news: dict[str, int]
+                 ) -> bool:
+    """Whether the round just counted was a Smart closure's last to derive anything: it
+    found no path whose length is a power of two (ir/smart.py). A rolled-over round is
+    run to the end as any other (its inner iterations' tuples are counted apart)."""
+    if not db.smart or any(step.pieces for step in steps):
+        return False
+    counted = {step.relation for step in steps}
+    return all(r in db.smart and r in counted and news[r] and not db.powers.get(r, 1)
+               for r in sp.stratum.relations)
 
 
 def _live(db: Database, kernel: Kernel) -> bool:

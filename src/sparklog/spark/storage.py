@@ -164,7 +164,8 @@ class Database:
     partition_sizes: dict[str, list[int]] = field(default_factory=dict)
     # the observed metrics' expressions, built once per stage column (None: unstaged)
     _per_partition: dict[int | None, tuple[Column, Any]] = field(default_factory=dict)
-    _lattice_counts: dict[int | None, tuple[Column, Any]] = field(default_factory=dict)
+    _lattice_counts: dict[tuple[int | None, int | None], tuple[Column, Any]] = \
+        field(default_factory=dict)
     functors: dict[str, Callable[[Column, Column], Column]] = field(default_factory=dict)
     # rows expected of versions whose size is not booked yet: deferred inputs (their
     # files' size, see load) and the deferred versions computed from them (_round)
@@ -218,6 +219,10 @@ class Database:
     advance: dict[str, int] = field(default_factory=dict)
     stage_floor: int | None = None
     delta_low: dict[str, Any] = field(default_factory=dict)  # see book_stages
+    # a Smart closure (ir/smart.py): the running stratum's length column per relation, and
+    # how many of its last counted round's new tuples have a power-of-two length
+    smart: dict[str, int] = field(default_factory=dict)
+    powers: dict[str, int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.options.trace_lineage:
@@ -624,6 +629,8 @@ class Database:
             version.__dict__["_sparklog_rows"] = max(0, int(rows or 0))
         if relation in self.stages:
             self.delta_low[relation] = self.book_stages(relation, version, new)
+        if relation in self.smart:
+            self.powers[relation] = int(new.get("powers") or 0)
         return n
 
     def broadcast_delta(self, kernel: Kernel) -> bool:
