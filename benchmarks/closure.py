@@ -29,7 +29,8 @@ Each run is a process of its own (a fresh JVM, as ``sparklog run`` has) that eva
 program twice over the same input: the first evaluation is the cold time, the second the
 warm one (session start and building the input DataFrame excluded). A run reports, for the
 recursive relation (``tc@len`` when the strategy keeps lengths, else ``tc``): rounds (its
-largest iteration, the last, empty one included), derivations (its rounds' derivations,
+largest iteration, the last, empty one included where it runs: Smart skips it unless the
+longest path is a power of two, ir/smart.py), derivations (its rounds' derivations,
 the base rule's excluded) and peak stored rows (the largest ``full`` of its records, plus
 the projection ``tc`` when the recursive relation is ``tc@len``).
 
@@ -428,7 +429,8 @@ def markdown(report: dict[str, Any]) -> str:
         "session start excluded). Rounds, derivations and peak stored rows are those of "
         "the recursive relation (`tc@len` for the strategies that keep lengths, else `tc`; "
         "the peak adds `tc` itself when it is `tc@len`); rounds include the last, empty "
-        "one. ÷ best: cold median over the best strategy's cold median. expert: "
+        "one where it runs (Smart skips it unless the longest path is a power of two). "
+        "÷ best: cold median over the best strategy's cold median. expert: "
         "`benchmarks/peers.expert_loop`, the hand-written PySpark DataFrame loop for the "
         "left-linear closure (one shuffle and one Spark job per round) in the same "
         "session settings, timed up to its result's count; rounds are its iterations. "
