@@ -173,6 +173,8 @@ AUTO_DEPTH = 32
 # counted by their hash), so their ratio is off by up to about 12% (chains of 3,000 to a
 # million arcs measure 1.10-1.12)
 CHAIN_BRANCHING = 1.15
+# ... and from this one up it is a tree's (paired trees, 1.33 exactly, measure 1.24)
+TREE_BRANCHING = 1.2
 
 
 def deepest(arcs: int, nodes: int, tails: int) -> float:
@@ -180,15 +182,18 @@ def deepest(arcs: int, nodes: int, tails: int) -> float:
     nodes of which ``tails`` have out-arcs, were it one tree (or chain) from a single root
     branching ``arcs / tails`` ways at every node: more roots make paths shorter. Uses only
     counts that HyperLogLog estimates well (not the roots: a difference of two estimates).
-    Each is off by about 5% (spark/load.SHAPE_RSD), so a branching b up to CHAIN_BRANCHING
-    is taken for a chain's 1, and one up to its square is read as (b / CHAIN_BRANCHING)²,
-    which climbs from 1 to the square: the depth falls off continuously, never from a
-    chain's n to a tree's log n at one estimate's error."""
+    Each is off by about 5% (spark/load.SHAPE_RSD), so a branching up to CHAIN_BRANCHING
+    is taken for a chain's 1, and one between it and TREE_BRANCHING climbs from 1 to that
+    (quadratically): the depth falls off continuously, never from a chain's n to a tree's
+    log n at one estimate's error. In that window a chain and a sparse tree can measure
+    alike; read as the deeper, a tree may take Smart, 1.1-1.7x linear's time, where a chain
+    read as a tree would run its n rounds linearly, 10x Smart's."""
     branching = arcs / max(tails, 1)
     if branching <= CHAIN_BRANCHING:  # a chain (or a cycle): as deep as it has nodes
         return float(max(nodes - 1, 0))
-    if branching < CHAIN_BRANCHING ** 2:
-        branching = (branching / CHAIN_BRANCHING) ** 2
+    if branching < TREE_BRANCHING:
+        window = (branching - CHAIN_BRANCHING) / (TREE_BRANCHING - CHAIN_BRANCHING)
+        branching = 1 + (TREE_BRANCHING - 1) * window ** 2
     return math.log(1 + nodes * (branching - 1)) / math.log(branching) - 1
 
 
