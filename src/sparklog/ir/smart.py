@@ -3,7 +3,8 @@
 Smart (rewrite/closure.py) keeps each pair's shortest path length in a ``$MIN`` column:
 
     p@len(x, y, 1) :- e(x, y).
-    p@len(x, y, $MIN(l1 + l2)) :- p@len(x, z, l1), p@len(z, y, l2), (l1 band (l1 - 1)) = 0, l2 <= l1.
+    p@len(x, y, $MIN(l1 + l2)) :- p@len(x, z, l1), p@len(z, y, l2),
+                                  (l1 band (l1 - 1)) = 0, l2 <= l1.
 
 Every seed is 1, and round k derives lengths in (2^(k-1), 2^k] only: by induction, the
 stored lengths are at most 2^(k-1) and the delta's are in (2^(k-2), 2^(k-1)]; a delta tuple
