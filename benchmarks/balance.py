@@ -2,7 +2,7 @@
 hand-written expert loop with and without Spark's AQE skew-join handling.
 
     python3 -m benchmarks.balance [--workloads tree-up:17,tree-down:17] [--partitions 16,64]
-        [--systems balance-on,balance-off,expert,expert-aqe] [--ratio 3.0]
+        [--systems balance-on,balance-off,expert,expert-aqe] [--ratio 3.0] [--every 2]
 
 Each run is a process of its own (a fresh JVM, as ``sparklog run`` has), linear TC over
 the tree's edges with P partitions. For sparklog every round's seconds, largest and mean
@@ -28,7 +28,7 @@ PROGRAM = (".decl edge(x:number, y:number)\n.decl tc(x:number, y:number)\n"
            "tc(x, y) :- edge(x, y).\ntc(x, y) :- tc(x, z), edge(z, y).\n")
 
 
-def one(spec: str, partitions: int, system: str, ratio: float) -> dict:
+def one(spec: str, partitions: int, system: str, ratio: float, every: int) -> dict:
     """One run in this process."""
     from benchmarks.workloads import make
 
@@ -50,7 +50,8 @@ def one(spec: str, partitions: int, system: str, ratio: float) -> dict:
     import sparklog
 
     engine = sparklog.Engine(master="local[2]", partitions=partitions, strategy="asis",
-                             balance=system == "balance-on", balance_ratio=ratio)
+                             balance=system == "balance-on", balance_ratio=ratio,
+                             balance_every=every)
     edges = engine.spark.createDataFrame(workload.edges, "x long, y long")
     started = time.perf_counter()
     result = engine.run(sparklog.Program.from_text(PROGRAM), inputs={"edge": edges})
@@ -60,7 +61,7 @@ def one(spec: str, partitions: int, system: str, ratio: float) -> dict:
             "mean_partition", "imbalance", "sub_buckets", "refined", "consolidated", "outer")
     rounds = [{k: r[k] for k in keep} for r in result.stats
               if r["relation"] == "tc" and r["iteration"] >= 1]
-    return dict(workload=spec, partitions=partitions, system=system, ratio=ratio,
+    return dict(workload=spec, partitions=partitions, system=system, ratio=ratio, every=every,
                 wall_seconds=round(wall, 2), rounds=rounds)
 
 
@@ -90,16 +91,20 @@ def main() -> None:
     p.add_argument("--systems", default="balance-on,balance-off,expert,expert-aqe")
     p.add_argument("--ratio", type=float, default=None,
                    help="balance_ratio for balance-on (default: sparklog's)")
+    p.add_argument("--every", type=int, default=None,
+                   help="balance_every for balance-on (default: sparklog's)")
     p.add_argument("--repeat", type=int, default=1)
     p.add_argument("--out", type=Path, default=RESULTS)
     p.add_argument("--name", default="balance", help="results/<name>.json and .md")
     p.add_argument("--one", action="store_true", help=argparse.SUPPRESS)
     args = p.parse_args()
-    from sparklog.defaults import BALANCE_RATIO
+    from sparklog.defaults import BALANCE_EVERY, BALANCE_RATIO
 
     ratio = args.ratio if args.ratio is not None else BALANCE_RATIO
+    every = args.every if args.every is not None else BALANCE_EVERY
     if args.one:
-        print(json.dumps(one(args.workloads, int(args.partitions), args.systems, ratio)))
+        print(json.dumps(one(args.workloads, int(args.partitions), args.systems, ratio,
+                             every)))
         return
     from benchmarks.runner import machine_facts_static
 
@@ -112,7 +117,8 @@ def main() -> None:
                     out = subprocess.run(
                         [sys.executable, "-m", "benchmarks.balance", "--one", "--workloads", spec,
                          "--partitions", str(partitions), "--systems", system,
-                         "--ratio", str(ratio)], capture_output=True, text=True)
+                         "--ratio", str(ratio), "--every", str(every)],
+                        capture_output=True, text=True)
                     if out.returncode:
                         runs.append(dict(workload=spec, partitions=partitions, system=system,
                                          wall_seconds=None, rounds=[],
@@ -121,7 +127,8 @@ def main() -> None:
                         runs.append(json.loads(out.stdout.strip().splitlines()[-1]))
                     print(json.dumps(summary(runs[-1])), flush=True)
     facts = dict(machine_facts_static(), loadavg_start=load,
-                 loadavg_end=open("/proc/loadavg").read().split()[:3], ratio=ratio)
+                 loadavg_end=open("/proc/loadavg").read().split()[:3], ratio=ratio,
+                 every=every)
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / f"{args.name}.json").write_text(json.dumps(dict(machine=facts, runs=runs),
                                                            indent=1) + "\n")
@@ -135,8 +142,8 @@ def markdown(facts: dict, runs: list[dict]) -> str:
         f"{facts['cpu_model']}, {facts['nproc']} cores, {facts['memory_gib']} GiB, PySpark "
         f"{facts['pyspark']}; load average {' '.join(facts['loadavg_start'])} at start, "
         f"{' '.join(facts['loadavg_end'])} at end. One process (a fresh JVM) per run, "
-        f"`local[2]`. balance-on: refinement ratio {facts['ratio']:g}, checked every 2 "
-        "rounds. Imbalance: largest over mean partition of `tc`. Critical path (the "
+        f"`local[2]`. balance-on: refinement ratio {facts['ratio']:g}, checked every "
+        f"{facts.get('every', 2)} round(s). Imbalance: largest over mean partition of `tc`. Critical path (the "
         "simulated cluster): the sum over rounds of the largest partition's rows, over the "
         "sum of the mean partition's (1.0 is perfect balance).",
         "",

@@ -3,8 +3,9 @@
 A stored relation's tuples fall into B buckets by a hash of their bucket columns (the join
 columns; B is the partition count P) and, inside its bucket b, into k_b sub-buckets by a
 hash of their other columns (k_b a power of 4, 1 until refined). Every sub-bucket lives on
-one partition, chosen when it is allocated: the least loaded one, in round-robin order
-(Fig. 4), so no partition hosts more than one sub-bucket more than another.
+one partition, chosen when it is allocated: one hosting the fewest sub-buckets, in
+round-robin order (Fig. 4), so no partition hosts more than one sub-bucket more than
+another; of those, the one holding the fewest rows.
 
 Spark places a row by ``pmod(murmur3(partitioning columns), P)``. To put a sub-bucket on
 the partition chosen for it, each row carries in ``_sb`` its sub-bucket's *home value*: an
@@ -34,22 +35,35 @@ _MASK = 0xFFFFFFFF
 SEED = 42  # Spark's seed for hash() and for HashPartitioning
 
 
-def murmur3_int(value: int, seed: int = SEED) -> int:
-    """Spark's ``hash()`` of one int (Murmur3_x86_32.hashInt), as a signed 32-bit int."""
-    def rotl(x: int, r: int) -> int:
-        return ((x << r) | (x >> (32 - r))) & _MASK
+def _rotl(x: int, r: int) -> int:
+    return ((x << r) | (x >> (32 - r))) & _MASK
 
-    k1 = (value & _MASK) * 0xCC9E2D51 & _MASK
-    k1 = rotl(k1, 15) * 0x1B873593 & _MASK
-    h1 = rotl((seed & _MASK) ^ k1, 13)
-    h1 = (h1 * 5 + 0xE6546B64) & _MASK
-    h1 ^= 4
+
+def _mix(h1: int, word: int) -> int:
+    """One 32-bit word into the hash state (Murmur3_x86_32's mixK1, then mixH1)."""
+    k1 = _rotl((word & _MASK) * 0xCC9E2D51 & _MASK, 15) * 0x1B873593 & _MASK
+    return (_rotl(h1 ^ k1, 13) * 5 + 0xE6546B64) & _MASK
+
+
+def _finish(h1: int, length: int) -> int:
+    h1 ^= length
     h1 ^= h1 >> 16
     h1 = h1 * 0x85EBCA6B & _MASK
     h1 ^= h1 >> 13
     h1 = h1 * 0xC2B2AE35 & _MASK
     h1 ^= h1 >> 16
     return h1 - (1 << 32) if h1 >= 1 << 31 else h1
+
+
+def murmur3_int(value: int, seed: int = SEED) -> int:
+    """Spark's ``hash()`` of one int (Murmur3_x86_32.hashInt), as a signed 32-bit int."""
+    return _finish(_mix(seed & _MASK, value), 4)
+
+
+def murmur3_long(value: int, seed: int = SEED) -> int:
+    """Spark's ``hash()`` of one bigint (Murmur3_x86_32.hashLong: the low word, then the
+    high one): the bucket of a stored number is ``pmod`` of it."""
+    return _finish(_mix(_mix(seed & _MASK, value), value >> 32), 8)
 
 
 @cache
@@ -127,44 +141,57 @@ class Allocation:
         """Home value -> (bucket, sub-bucket)."""
         return {h: (b, s) for b, homes in enumerate(self.homes) for s, h in enumerate(homes)}
 
-    def _reallocated(self, changes: dict[int, tuple[tuple[int, ...], int]]) -> Allocation:
+    def _reallocated(self, changes: dict[int, tuple[tuple[int, ...], int]],
+                     sizes: dict[int, int] | None = None) -> Allocation:
         """The allocation with bucket b's sub-buckets set to ``kept + count new ones`` for
-        each ``b: (kept, count)``; each new one goes to the least loaded partition, in
-        round-robin order from the cursor, preferring one that hosts no other sub-bucket of
-        the bucket."""
+        each ``b: (kept, count)``. Each new one goes to a partition that hosts the fewest
+        sub-buckets (Fig. 4's round robin), of those one without a sub-bucket of this
+        bucket first, and of those the one holding the fewest rows, given ``sizes`` (rows
+        per home value): a changed bucket's rows are spread evenly over its sub-buckets,
+        and the heaviest changed bucket is placed first. Without sizes, ties go in
+        round-robin order from the cursor."""
+        sizes = sizes or {}
         homes = list(self.homes)
         for b, (kept, _) in changes.items():
             homes[b] = kept
         counts = [0] * self.partitions
-        for hs in homes:
+        rows = [0.0] * self.partitions
+        for b, hs in enumerate(homes):
             for h in hs:
                 counts[partition_of(h, self.partitions)] += 1
+                if b not in changes:
+                    rows[partition_of(h, self.partitions)] += sizes.get(h, 0)
         issued, cursor, values = list(self.issued), self.cursor, home_values(self.partitions)
-        for b in sorted(changes):
+        held = {b: sum(sizes.get(h, 0) for h in self.homes[b]) for b in changes}
+        for b in sorted(changes, key=lambda b: (-held[b], b)):
             kept, count = changes[b]
+            share = held[b] / (len(kept) + count)
+            for h in kept:
+                rows[partition_of(h, self.partitions)] += share
             fresh: list[int] = []
             for _ in range(count):
                 mine = {partition_of(h, self.partitions) for h in kept + tuple(fresh)}
                 order = [q % self.partitions for q in range(cursor, cursor + self.partitions)]
-                # the least loaded partition, one without a sub-bucket of this bucket first
-                p = min(order, key=lambda q: (counts[q], q in mine))
+                p = min(order, key=lambda q: (counts[q], q in mine, rows[q]))
                 fresh.append(values.value(p, issued[p]))
                 issued[p] += 1
                 counts[p] += 1
+                rows[p] += share
                 cursor = p + 1
             homes[b] = kept + tuple(fresh)
         return Allocation(self.partitions, tuple(homes), tuple(issued),
                           cursor % self.partitions)
 
-    def refine(self, buckets: list[int]) -> Allocation:
+    def refine(self, buckets: list[int], sizes: dict[int, int] | None = None) -> Allocation:
         """Quadruple each bucket's sub-buckets. A row of sub-bucket s (hash mod k) goes to
         one of s, s + k, s + 2k, s + 3k (hash mod 4k): a quarter stays, the rest move to
         the 3k new sub-buckets."""
-        return self._reallocated({b: (self.homes[b], 3 * self.k(b)) for b in buckets})
+        return self._reallocated({b: (self.homes[b], 3 * self.k(b)) for b in buckets}, sizes)
 
-    def consolidate(self, buckets: list[int]) -> Allocation:
+    def consolidate(self, buckets: list[int], sizes: dict[int, int] | None = None
+                    ) -> Allocation:
         """A quarter as many sub-buckets for each bucket, all freshly allocated."""
-        return self._reallocated({b: ((), self.k(b) // 4) for b in buckets})
+        return self._reallocated({b: ((), self.k(b) // 4) for b in buckets}, sizes)
 
     # -- SQL ---------------------------------------------------------------------------
     def _array(self, values: list[int]) -> str:
@@ -264,6 +291,11 @@ def rebalance(allocation: Allocation, sizes: dict[int, int], ratio: float, min_r
                        if allocation.k(b) >= 4 and 4 * top <= ratio * mean and b not in refine]
     if not refine and not consolidate:
         return Decision(allocation)
-    changed = allocation.refine(refine) if refine else allocation
-    changed = changed.consolidate(consolidate) if consolidate else changed
+    changed = allocation.refine(refine, sizes) if refine else allocation
+    if consolidate:
+        spread = dict(sizes)  # a refined bucket's rows, spread over its new sub-buckets
+        for b in refine:
+            held = sum(sizes.get(h, 0) for h in allocation.homes[b])
+            spread.update({h: held / changed.k(b) for h in changed.homes[b]})
+        changed = changed.consolidate(consolidate, spread)
     return Decision(changed, len(refine), len(consolidate))
