@@ -37,6 +37,11 @@ def assert_placed(result):
             wrong = run_.filter((F.spark_partition_id() != F.pmod(F.hash("_sb"), F.lit(parts)))
                                 | (F.col("_sb") != home)).count()
             assert wrong == 0, name
+        counted = [0] * parts  # the sizes the balancer and the stats read are the rows'
+        for run_ in db.runs(name):
+            for p, n in run_.groupBy(F.spark_partition_id()).count().collect():
+                counted[p] += n
+        assert db.partition_sizes.get(name, counted) == counted, name
         hosted = db.allocation(name).hosted()
         if not any(r["consolidated"] for r in result.stats if r["relation"] == name):
             assert max(hosted) - min(hosted) <= 1, (name, hosted)

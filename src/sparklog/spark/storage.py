@@ -898,6 +898,8 @@ class Database:
         order = [f"c{i}" for i in layout.key] + [SB] + [f"c{i}" for i in layout.rest]
         moved = [home.alias(SB) if c == SB else F.col(c) for c in order] + [F.col(IT)]
         placed, old = [], self.runs(relation)
+        # local checkpoints: every run stored by one job, not a job a run
+        lazy = self.options.checkpoint == "local"
         for run in old:
             stays = run.where(F.col(SB) == home)
             moves = run.where(F.col(SB) != home).select(*moved).repartition(
@@ -906,17 +908,19 @@ class Database:
             if not self.placed(relation, jdf):  # Spark lost the placement in the union
                 jdf = run.select(*moved).repartition(self.options.partitions, F.col(SB)
                                                      )._jdf.sortWithinPartitions(cols.sort)
-            new = _checkpoint(DataFrame(jdf, self.spark), self.options)
+            new = _checkpoint(DataFrame(jdf, self.spark), self.options, eager=not lazy)
             if "_sparklog_rows" in run.__dict__:
                 new.__dict__["_sparklog_rows"] = run.__dict__["_sparklog_rows"]
             _copy_stages(run, new)
             placed.append(new)
+        if lazy:
+            _store_together(self.spark, placed)
         self.sealed[relation], self.stored[relation] = placed[:-1], placed[-1]
         parts = self.options.partitions
         # the round's stats record reports the sizes the round left, before the move
         self.unbalanced.setdefault(relation, self.partition_sizes.get(relation, [0] * parts))
-        for run in placed:
-            run.__dict__["_sparklog_parts"] = _partition_sizes(run, parts)
+        for run, sizes in zip(placed, _placed_sizes(placed, parts)):
+            run.__dict__["_sparklog_parts"] = sizes
         self.partition_sizes[relation] = [sum(c) for c in zip(
             *(run.__dict__["_sparklog_parts"] for run in placed))]
         self.templates.clear()
@@ -1075,6 +1079,30 @@ def _copy_stages(run: DataFrame, copy: DataFrame) -> None:
     for key in ("_sparklog_stages", "_sparklog_merged_stages"):
         if key in run.__dict__:
             copy.__dict__[key] = run.__dict__[key]
+
+
+def _store_together(spark: SparkSession, runs: list[DataFrame]) -> None:
+    """Compute and store lazily checkpointed runs of one relation (as many partitions
+    each) in one job (jvm.compute_together), not a job a run."""
+    rdds = [rdd for rdd in map(_stored_rdd, runs) if rdd is not None]
+    if len(rdds) > 1:
+        jvm.compute_together(spark, rdds)
+    for rdd in rdds:
+        rdd.doCheckpoint()  # a no-op once the joint job has stored it
+
+
+def _placed_sizes(runs: list[DataFrame], partitions: int) -> list[list[int]]:
+    """Rows per partition of each of a relation's runs, counted by one job: a row's
+    partition is its home value's (balance.partition_of), so the job counts each run's
+    rows per home value (a row per run and sub-bucket comes back)."""
+    tagged = [run.select(F.lit(i).alias("run"), F.col(SB)) for i, run in enumerate(runs)]
+    rows = tagged[0]
+    for more in tagged[1:]:
+        rows = rows.unionAll(more)
+    sizes = [[0] * partitions for _ in runs]
+    for r in rows.groupBy("run", SB).count().collect():
+        sizes[r[0]][balance.partition_of(r[1], partitions)] += r[2]
+    return sizes
 
 
 def _partition_sizes(version: DataFrame, partitions: int) -> list[int]:
