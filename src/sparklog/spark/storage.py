@@ -881,11 +881,11 @@ class Database:
         if allocation.hosted() == [1] * allocation.partitions:
             return {h: sizes[balance.partition_of(h, allocation.partitions)]
                     for hs in allocation.homes for h in hs}
-        runs = self.runs(relation)
-        rows = runs[0].select(SB)
-        for run in runs[1:]:
-            rows = rows.union(run.select(SB))
-        return {r[0]: r[1] for r in rows.groupBy(SB).count().collect()}
+        total: dict[int, int] = {}
+        for counts in _home_counts(self.runs(relation)):
+            for home, rows in counts.items():
+                total[home] = total.get(home, 0) + rows
+        return total
 
     def place(self, relation: str, allocation: Allocation) -> None:
         """Give the relation its new sub-buckets: every stored run's rows whose home value
@@ -1091,17 +1091,26 @@ def _store_together(spark: SparkSession, runs: list[DataFrame]) -> None:
         rdd.doCheckpoint()  # a no-op once the joint job has stored it
 
 
-def _placed_sizes(runs: list[DataFrame], partitions: int) -> list[list[int]]:
-    """Rows per partition of each of a relation's runs, counted by one job: a row's
-    partition is its home value's (balance.partition_of), so the job counts each run's
-    rows per home value (a row per run and sub-bucket comes back)."""
+def _home_counts(runs: list[DataFrame]) -> list[dict[int, int]]:
+    """Rows per home value (sub-bucket) of each of a relation's runs, counted by one job
+    (a row per run and sub-bucket comes back)."""
     tagged = [run.select(F.lit(i).alias("run"), F.col(SB)) for i, run in enumerate(runs)]
     rows = tagged[0]
     for more in tagged[1:]:
         rows = rows.unionAll(more)
-    sizes = [[0] * partitions for _ in runs]
+    counts: list[dict[int, int]] = [{} for _ in runs]
     for r in rows.groupBy("run", SB).count().collect():
-        sizes[r[0]][balance.partition_of(r[1], partitions)] += r[2]
+        counts[r[0]][r[1]] = r[2]
+    return counts
+
+
+def _placed_sizes(runs: list[DataFrame], partitions: int) -> list[list[int]]:
+    """Rows per partition of each of a relation's runs, counted by one job: a row's
+    partition is its home value's (balance.partition_of)."""
+    sizes = [[0] * partitions for _ in runs]
+    for run, counts in zip(sizes, _home_counts(runs)):
+        for home, rows in counts.items():
+            run[balance.partition_of(home, partitions)] += rows
     return sizes
 
 
