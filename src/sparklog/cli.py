@@ -182,8 +182,9 @@ def _parser() -> argparse.ArgumentParser:
                      help="stop each recursive stratum after N rounds; a lattice relation "
                           "whose values still improve then is an error (default: no limit)")
     run.add_argument("--join-planning", choices=JOIN_PLANNING, default=DEFAULTS.join_planning,
-                     help="a join that is not partition-local broadcasts a small delta "
-                          "(dynamic) or shuffles both sides (off); default %(default)s")
+                     help="a join that is not partition-local sends a small side to each "
+                          "sub-bucket of the other (replicate), also broadcasts a small "
+                          "delta (dynamic), or neither (off); default %(default)s")
     run.add_argument("--broadcast-rows", type=int, default=DEFAULTS.broadcast_rows, metavar="N",
                      help="the largest delta dynamic join planning broadcasts "
                           "(default %(default)s)")

@@ -15,7 +15,7 @@ CODEGEN_CACHE_ENTRIES = 4096
 # sides (the stored side is the larger one). Spark's own broadcast threshold is 10 MB; a
 # delta row takes some 30-60 bytes, so this stays well under it.
 BROADCAST_ROWS = 50_000
-JOIN_PLANNING = ("dynamic", "off")
+JOIN_PLANNING = ("replicate", "dynamic", "off")
 
 # Partition-local combine (Options.combine): "auto" combines a relation's candidates inside
 # their partition before the round's one shuffle while its last counted round derived at

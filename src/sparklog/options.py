@@ -65,10 +65,15 @@ class Options:
     # generating code, and a rerun stores its versions serialized (see Database.use_codegen).
     tiny_rows: int = 10_000
     # Which side of a join that is not partition-local moves (PARALAGG's dynamic join
-    # planning, see Database.broadcast_delta): "dynamic" broadcasts a delta of at most
-    # ``broadcast_rows`` rows, "off" lets Spark shuffle both sides. Off by default: on two
-    # local cores shuffling the stored side costs less than broadcasting the delta and
-    # re-planning the round (a broadcast plan is not rerun); README, "Benchmarks".
+    # planning), from sizes already known: "replicate" sends a stored side whose copies
+    # are fewer than the rows it meets to every sub-bucket of theirs, or those rows to
+    # every sub-bucket of a stored side they are fewer than, by the round's shuffle
+    # (translate._replicated, _spread); "dynamic" also broadcasts a delta of at most
+    # ``broadcast_rows`` rows (Database.broadcast_delta); "off" does neither. Off by
+    # default: on two local cores neither paid (the replicated copies are one more stage,
+    # 0.94-1.06x the time on PageRank, CC and BFS; shuffling the stored side costs less than
+    # broadcasting the delta and re-planning the round, as a broadcast plan is not rerun);
+    # README, "Benchmarks".
     join_planning: str = "off"
     broadcast_rows: int = BROADCAST_ROWS
     # A round's candidates combined inside their partition before its one shuffle (a

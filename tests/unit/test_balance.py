@@ -140,3 +140,14 @@ def test_checked_every_round_at_ratio_1_2_an_up_tree_stays_within_1_5(partitions
     the root's bucket is never refined at 16 partitions, and the last round is 1.75x."""
     assert max(_up_tree_imbalance(17, partitions, every=1, ratio=1.2)) <= 1.5
     assert max(_up_tree_imbalance(17, partitions, every=2, ratio=3.0)) > 1.7
+
+
+def test_a_row_replicated_to_every_sub_bucket_meets_each_of_them_once():
+    """Join planning's copies (translate._replicated): one per live sub-bucket, none twice,
+    also after a refinement has given a bucket more."""
+    allocation = Allocation.initial(4).refine([1, 3])
+    text = allocation.every_home_sql()
+    assert text.startswith("explode(array(") and text.endswith("))")
+    values = [int(v) for v in text[len("explode(array("):-2].split(", ")]
+    assert sorted(values) == sorted(h for homes in allocation.homes for h in homes)
+    assert len(values) == len(set(values)) == allocation.sub_buckets == 10

@@ -222,6 +222,10 @@ class Allocation:
                f"element_at({ks}, {bucket} + 1)) AS INT)")
         return f"element_at({flat}, element_at({starts}, {bucket} + 1) + {sub} + 1)"
 
+    def every_home_sql(self) -> str:
+        """Every sub-bucket's home value, one row each (a row replicated to all of them)."""
+        return f"explode({self._array([h for hs in self.homes for h in hs])})"
+
     def homes_sql(self, keys: list[str]) -> str:
         """The home values of every sub-bucket of the bucket that ``keys`` fall into: one
         value while the relation is not refined, else an array (to explode)."""

@@ -712,6 +712,7 @@ def _count_round(db: Database, sp: StratumPlan, steps: list[_Step], settle: bool
         news[step.relation] = db.add_new(step.relation, step.new, step.full)
     db.delta_before.update({r: db.last_delta.get(r, 0) for r in news})
     db.last_delta.update(news)
+    db.last_news.update({r: rows for r, rows in news.items() if rows})
     if db.stages and sp.stratum.recursive:
         _raise_floor(db, sp, steps, news)
     return news

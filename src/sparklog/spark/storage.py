@@ -31,7 +31,7 @@ from pyspark.sql import functions as F
 
 from sparklog.defaults import COMBINE_RATIO
 from sparklog.options import Options
-from sparklog.ir.nodes import Kernel, Layout, Plan
+from sparklog.ir.nodes import DELTA, Kernel, Layout, Plan, Scan
 from sparklog.spark import jvm
 from sparklog.spark.combine import combine_for, stored_names
 from sparklog.spark.jvm import cached_rdds as _cached_rdds
@@ -171,6 +171,8 @@ class Database:
     # files' size, see load) and the deferred versions computed from them (_round)
     expected: dict[str, int] = field(default_factory=dict)
     last_delta: dict[str, int] = field(default_factory=dict)  # see broadcast_delta
+    # the new rows of each relation's last counted round that had any (see read_rows)
+    last_news: dict[str, int] = field(default_factory=dict)
     pending: list[tuple[DataFrame, Callable[[], list[Any]]]] = field(default_factory=list)
     # how deep the uncomputed versions a relation's deferred version reads go (bound_depth)
     depths: dict[str, int] = field(default_factory=dict)
@@ -676,6 +678,19 @@ class Database:
         if relation in self.sizes:
             return self.sizes[relation]
         return self.expected.get(relation, 0)
+
+    def read_rows(self, step: Scan) -> int:
+        """The rows a kernel's scan reads, from sizes already known: a delta's, the new rows
+        of the last counted round that had any (planned ahead, a round reads the delta of
+        the round still running, and the relations of a staged recursion take turns:
+        PageRank's contributions are new every other round); else the rows of the runs a
+        round reads (a staged recursion's retired runs are not read)."""
+        relation = step.relation
+        if step.version == DELTA:
+            return self.last_news.get(relation, self.size_or_expected(relation))
+        if relation in self.stored:
+            return sum(self.rows_of(relation, run) for run in self.live_runs(relation))
+        return self.size_or_expected(relation)
 
     def columns(self, relation: str) -> _Columns:
         allocation = self.allocation(relation)

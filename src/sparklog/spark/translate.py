@@ -55,6 +55,7 @@ class Store(Protocol):
     def allocation(self, relation: str) -> Allocation: ...
     def broadcast_delta(self, kernel: Kernel) -> bool: ...
     def size_or_expected(self, relation: str) -> int: ...
+    def read_rows(self, step: Scan) -> int: ...
 
     @property
     def options(self) -> Options: ...
@@ -75,6 +76,10 @@ class Query:
     # broadcast to the joins that are not partition-local, instead of shuffling both sides
     broadcast: bool = False
     moved: list[str] = field(default_factory=list)  # what each such join moved
+    # the rows of the kernel's first scan (Store.read_rows): what moving the rows so far
+    # would cost, against replicating a small stored side to them (_replicated)
+    rows: int = 0
+    kernel: Kernel | None = None  # the kernel whose steps these are (_replicated)
 
     def wrap(self, select: str, tail: str = "") -> str:
         """``SELECT <select> FROM (<sql>) q<depth> <tail>``."""
@@ -119,7 +124,7 @@ def kernel_query(kernel: Kernel, store: Store, combine: Combine | None = None,
     by the placement column, the aggregate needs no Exchange of its own. The combine step
     after the shuffle is unchanged, so the result is too."""
     start = Query(None, X.Scope(), broadcast=kernel.delta is not None
-                  and store.broadcast_delta(kernel))
+                  and store.broadcast_delta(kernel), kernel=kernel)
     q = run_steps(kernel.steps, store, start, kernel.head)
     _ensure_text(q, _head_text_vars(kernel.head), store)
     cols = [f"{X.value(t, q.scope)} AS c{i}" for i, t in enumerate(kernel.head)]
@@ -336,15 +341,23 @@ def _scan(step: Scan, q: Query, store: Store) -> Query:
     if q.sql is None:  # the first scan: its partitioning is the stored layout
         names = {v: scope.bind(v, k) for v, k in new_vars.items()}
         return Query(scan_sql(step, store, names, keep_sb=True), scope, step, q.text_columns,
-                     broadcast=q.broadcast, moved=q.moved)
+                     broadcast=q.broadcast, moved=q.moved, rows=store.read_rows(step),
+                     kernel=q.kernel)
     carried = list(scope.columns.values()) + [f"{c}__s" for c in q.text_columns]
     names = {v: scope.bind(v, k) for v, k in new_vars.items()}
     co = _co_partitioned(q.partitioned_as, step, store, shared)
-    homes = None if co or q.broadcast else _homes(step, store, scope, shared, single=False)
+    replicated = not co and not q.broadcast and _replicated(step, q, store, bool(shared))
+    homes = None if co or q.broadcast or replicated \
+        else _homes(step, store, scope, shared, single=False)
+    if homes is None and not co and not q.broadcast and not replicated \
+            and _spread(step, q, store):  # the rows so far go to every sub-bucket of it
+        homes = store.allocation(step.relation).every_home_sql()
     # the outer rows are still where their stored relation placed them (the kernel's first
     # scan, bucketed by join variables) and this side is not: it goes to their sub-buckets
-    # (each outer row lives in one of them, so it meets each row of this side once)
+    # (each outer row lives in one of them, so it meets each row of this side once); a
+    # small side goes to every sub-bucket of theirs
     inward = None if co or q.broadcast or homes is not None or q.partitioned_as is None \
+        else store.allocation(q.partitioned_as.relation).every_home_sql() if replicated \
         else _homes(q.partitioned_as, store, scope, shared, single=False)
     right = scan_sql(step, store, names, keep_sb=co or homes is not None)
     if inward is not None:
@@ -380,9 +393,44 @@ def _scan(step: Scan, q: Query, store: Store) -> Query:
     q.depth += 1
     sql = f"SELECT {hint}{select} FROM ({left}) l {join}"
     if placed is not None:
-        return Query(sql, scope, placed[1], q.text_columns, q.depth, q.broadcast, q.moved)
+        return Query(sql, scope, placed[1], q.text_columns, q.depth, q.broadcast, q.moved,
+                     q.rows, q.kernel)
     # the placement columns have done their work: later joins are not co-partitioned
-    return Query(_drop_sb(sql, q), scope, None, q.text_columns, q.depth, q.broadcast, q.moved)
+    return Query(_drop_sb(sql, q), scope, None, q.text_columns, q.depth, q.broadcast, q.moved,
+                 q.rows, q.kernel)
+
+
+def _replicated(step: Scan, q: Query, store: Store, equi: bool) -> bool:
+    """Whether a join that is not partition-local leaves the rows so far in place and
+    sends ``step``'s side to each of their sub-buckets, a copy each (PARALAGG §IV-D's
+    choice of which side moves, made from the sizes already known): when they are placed
+    and that side's stored rows, times those sub-buckets, are fewer than the rows the
+    kernel's first scan reads (a stand-in for the rows so far). Moving the rows so far
+    instead sends them all to the sub-buckets of the small side's keys, which may be few
+    (PageRank's ranks to the one bucket of an iteration's dangling mass), and loses their
+    placement for the joins and the head after it. The copies cross a shuffle, not a
+    broadcast: nothing is collected to the driver, and no job starts while planning.
+    A cross join (not ``equi``) pairs a small side with the rows in place already
+    (_gathered); its copies, a shuffle of their own, pay only where the head keeps the
+    rows' placement (_keeps_home): then the head's tuples need not cross the round's."""
+    if store.options.join_planning == "off" or q.partitioned_as is None:
+        return False
+    if not equi and (q.kernel is None or not _keeps_home(q.kernel, q.partitioned_as, store)):
+        return False
+    copies = store.read_rows(step) * store.allocation(q.partitioned_as.relation).sub_buckets
+    return copies < q.rows
+
+
+def _spread(step: Scan, q: Query, store: Store) -> bool:
+    """The other way round: whether the rows so far go to every sub-bucket of ``step``'s
+    side, a copy each, and that side stays in place (its placement then theirs), when
+    its bucket columns are not all bound by them (else they go to its matching
+    sub-buckets only: _homes): when those copies are fewer than its stored rows.
+    PageRank's dangling mass of an iteration, one row, meets the stored contributions
+    where they are, and the ranks it makes are where their contributions were."""
+    if store.options.join_planning == "off" or q.rows <= 0:
+        return False
+    return q.rows * store.allocation(step.relation).sub_buckets < store.read_rows(step)
 
 
 def _gathered(right: str, step: Scan, store: Store) -> str:
@@ -595,11 +643,13 @@ def _total(step: Total, q: Query, store: Store) -> Query:
     assert set(keys) == {*names.values(), SB}, (keys, names)
     on = " AND ".join(f"f.{c} = d.{c}" for c in keys)
     col = q.scope.bind(step.var, kinds[step.value])
-    select = ", ".join([f"f.{c}" for c in names.values()] + [f"sum(f.{value}) AS {col}"])
+    select = ", ".join([f"f.{c}" for c in names.values()]
+                       + [f"sum(f.{value}) AS {col}", f"f.{SB} AS {SB}"])
     q.depth += 1
     q.sql = (f"SELECT {select} FROM ({full}) f LEFT SEMI JOIN ({q.sql}) d ON {on} "
              f"GROUP BY {', '.join(f'f.{c}' for c in keys)}")
-    q.partitioned_as = None
+    # grouped by the placement column too: the totals stay where the contributions are
+    q.partitioned_as = Scan(step.relation, FULL, tuple(args))
     return q
 
 
