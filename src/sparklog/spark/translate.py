@@ -346,12 +346,12 @@ def _scan(step: Scan, q: Query, store: Store) -> Query:
     carried = list(scope.columns.values()) + [f"{c}__s" for c in q.text_columns]
     names = {v: scope.bind(v, k) for v, k in new_vars.items()}
     co = _co_partitioned(q.partitioned_as, step, store, shared)
-    replicated = not co and not q.broadcast and _replicated(step, q, store, bool(shared))
-    homes = None if co or q.broadcast or replicated \
-        else _homes(step, store, scope, shared, single=False)
-    if homes is None and not co and not q.broadcast and not replicated \
-            and _spread(step, q, store):  # the rows so far go to every sub-bucket of it
-        homes = store.allocation(step.relation).every_home_sql()
+    planned = not co and not q.broadcast  # which side moves is for the planner to choose
+    replicated = planned and _replicated(step, q, store, bool(shared))
+    homes = _homes(step, store, scope, shared, single=False) \
+        if planned and not replicated else None
+    if homes is None and planned and not replicated and _spread(step, q, store):
+        homes = store.allocation(step.relation).every_home_sql()  # the rows go to all of it
     # the outer rows are still where their stored relation placed them (the kernel's first
     # scan, bucketed by join variables) and this side is not: it goes to their sub-buckets
     # (each outer row lives in one of them, so it meets each row of this side once); a
