@@ -4,14 +4,16 @@ one program), in a fresh process per run, under a few session settings, the sett
 alternating so that noise lands on each.
 
     python3 -m benchmarks.suite_cost [--pairs 2] [--settings tiered,c1,no-codegen]
-        [--name suite_cost]
+        [--checkout NAME=PATH ...] [--name suite_cost]
 
 Each process starts the session the tests start (``local[2]``, 2 partitions, 2g), runs
 the batch twice (cold: the JVM's first evaluation; warm: the second) and checks every
 program against the reference evaluator. Settings: ``tiered``, the JVM as session.start
 makes it (the suite's: C2 late since 2026-12-03); ``c1``, ``-XX:TieredStopAtLevel=1`` (C1
 alone); ``no-codegen``, the session built with whole-stage code generation off and
-interpreted projections. Besides the wall
+interpreted projections. ``--checkout NAME=PATH`` adds a setting NAME: ``tiered``
+with the code of another checkout of the repository (``git worktree add PATH REV``), to
+measure a change against the revision before it in one run. Besides the wall
 time it reports the JVM's CPU seconds (from /proc) over the process's life, which says
 whether a second worker could overlap with the first. Writes results/NAME.json and
 NAME.md.
@@ -40,7 +42,7 @@ SETTINGS = {
 # One process: the session the tests start, the batch twice, JSON on its last line.
 CHILD = r"""
 import json, os, sys, time
-sys.path.insert(0, {root!r})
+sys.path[:0] = [{root!r}, os.path.join({root!r}, "src")]
 os.environ["SPARKLOG_CACHE_DIR"] = "off"  # as tests/conftest.py
 from sparklog.spark import session
 from tests.campaign import make_case, run_cases
@@ -74,9 +76,9 @@ def _jvm_cpu_seconds(parent: int) -> float:
     return total
 
 
-def run_one(setting: str) -> dict:
-    root = str(Path(__file__).resolve().parent.parent)
-    code = CHILD.format(root=root, conf=SETTINGS[setting])
+def run_one(setting: str, checkouts: dict[str, str]) -> dict:
+    root = checkouts.get(setting, str(Path(__file__).resolve().parent.parent))
+    code = CHILD.format(root=root, conf=SETTINGS.get(setting, SETTINGS["tiered"]))
     start = time.perf_counter()
     proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE,
                             stderr=subprocess.DEVNULL, text=True)
@@ -98,13 +100,16 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--pairs", type=int, default=2)
     ap.add_argument("--settings", default="tiered,c1,no-codegen")
+    ap.add_argument("--checkout", action="append", default=[], metavar="NAME=PATH",
+                    help="also run 'tiered' with the code of the checkout at PATH, as NAME")
     ap.add_argument("--name", default="suite_cost")
     args = ap.parse_args()
-    settings = args.settings.split(",")
+    checkouts = dict(c.split("=", 1) for c in args.checkout)
+    settings = args.settings.split(",") + list(checkouts)
     runs = []
     for i in range(args.pairs):
         for setting in settings:
-            run = run_one(setting)
+            run = run_one(setting, checkouts)
             run["pair"] = i
             runs.append(run)
             print(json.dumps(run), flush=True)

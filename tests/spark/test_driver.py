@@ -139,9 +139,15 @@ def _jobs_and_stats(spark, program: str, deferred: bool = True, pipelined: bool 
     return jobs, [{k: r[k] for k in keep} for r in result.stats], result
 
 
+def _values_df(spark, edges):
+    """Edges as SQL VALUES: a plan that knows its rows (jvm.estimated_rows)."""
+    rows = ", ".join(f"({x}, {y})" for x, y in edges)
+    return spark.sql(f"SELECT * FROM VALUES {rows} AS t(x, y)")
+
+
 def test_deferred_versions_save_their_jobs_and_keep_the_stats(spark):
     """The input and the first version of tc are stored by round 1's job, not their own."""
-    edges = edges_df(spark, gen.tree(5, "up"))
+    edges = _values_df(spark, gen.tree(5, "up"))
     eager_jobs, eager, _ = _jobs_and_stats(spark, TC, False, edge=edges)
     jobs, stats, result = _jobs_and_stats(spark, TC, True, edge=edges)
     assert jobs == eager_jobs - 2, (jobs, eager_jobs)
@@ -149,6 +155,27 @@ def test_deferred_versions_save_their_jobs_and_keep_the_stats(spark):
     first = [r for r in result.stats if r["relation"] == "tc"][:2]
     assert [(r["iteration"], r["spark_jobs"]) for r in first] == [(0, 0), (1, 1)]
     assert result.size("edge") == 30 and result.size("tc") == 5 * 2**5 - 2 * (2**5 - 1)
+
+
+def test_an_input_of_unknown_size_is_stored_first_and_planned_from_its_rows(spark, monkeypatch):
+    """A DataFrame made from Python rows has no size estimate: it is stored by a job of
+    its own, so the rounds after it are planned from its 30 rows (no whole-stage code
+    generation), not from the guess that any such DataFrame is large."""
+    from sparklog.spark.storage import Database
+
+    planned = []
+    use_codegen = Database.use_codegen
+    monkeypatch.setattr(Database, "use_codegen",
+                        lambda db, rows: (planned.append(rows), use_codegen(db, rows))[1])
+    edges = edges_df(spark, gen.tree(5, "up"))
+    eager_jobs, eager, _ = _jobs_and_stats(spark, TC, False, edge=edges)
+    planned.clear()
+    jobs, stats, result = _jobs_and_stats(spark, TC, True, edge=edges)
+    assert jobs == eager_jobs - 1, (jobs, eager_jobs)  # only tc's first version deferred
+    assert stats == eager and result.size("edge") == 30
+    from sparklog.defaults import CODEGEN_ROWS as threshold
+    assert planned[0] >= threshold  # the load itself: the input taken as large
+    assert planned[1:] and max(planned[1:]) < 1000, planned  # every round: its real rows
 
 
 def test_observed_counts_add_up_when_two_jobs_compute_the_partitions(spark):

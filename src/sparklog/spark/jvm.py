@@ -459,6 +459,30 @@ def observed(spark: SparkSession, plan: Any) -> Any:
                    "MODULE$").collect(plan)
 
 
+def estimated_rows(df: DataFrame) -> int | None:
+    """The rows of ``df`` as its optimized plan's statistics give them, without a job: the
+    row count where the plan knows it, else its size in bytes over its rows' default size
+    (Spark's own measure: a file source's bytes, a range's rows); None when the plan has no
+    estimate (a LogicalRDD, e.g. a DataFrame made from Python rows, sizes as
+    spark.sql.defaultSizeInBytes)."""
+    plan = df._jdf.queryExecution().optimizedPlan()
+    stats = plan.stats()
+    count = stats.rowCount()
+    if count.isDefined():
+        return _big(count.get())
+    size = _big(stats.sizeInBytes())
+    unknown = df.sparkSession._jsparkSession.sessionState().conf().defaultSizeInBytes()
+    if size >= unknown:
+        return None
+    width = sum(f.dataType().defaultSize() for f in plan.schema().fields()) or 1
+    return size // width
+
+
+def _big(value: Any) -> int:
+    """A Scala BigInt as a Python int (Py4J converts some, not others)."""
+    return value if isinstance(value, int) else int(value.toString())
+
+
 def seq(spark: SparkSession, items: list[Any]) -> Any:
     """A Scala Seq of columns (or strings), for calling Dataset methods directly."""
     return jclass(spark, "org.apache.spark.api.python.PythonUtils").toSeq(

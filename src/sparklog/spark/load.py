@@ -29,7 +29,8 @@ def load_inputs(db, program, inputs: dict[str, Any], facts_dir: Path) -> None:
             raise UsageError(f"input for undeclared relation {name}")
     rep = Reporter(missing_inputs(program.checked, inputs, facts_dir))
     rep.raise_if_any(DataError, program.sources)
-    db.expected.update(_expected_rows(program, inputs, facts_dir, db.options.codegen_rows))
+    expected, unknown = _expected_rows(program, inputs, facts_dir, db.options.codegen_rows)
+    db.expected.update(expected)
     db.use_codegen(sum(db.expected.values()))
     data: dict[str, list[DataFrame]] = {}
     checks: dict[str, list[tuple[Source, Metrics]]] = {}
@@ -51,6 +52,7 @@ def load_inputs(db, program, inputs: dict[str, Any], facts_dir: Path) -> None:
             data.setdefault(name, []).append(from_dataframe(given, name, db.kinds(name)))
     for name, rows in _program_facts(program).items():
         data.setdefault(name, []).append(_facts_frame(db, rows, db.kinds(name)))
+        db.expected[name] = db.expected.get(name, 0) + len(rows)
     _register_constants(db, program)
     problems: list[Any] = []
     for name, parts in data.items():
@@ -75,20 +77,37 @@ def load_inputs(db, program, inputs: dict[str, Any], facts_dir: Path) -> None:
         else:
             problems += settle()
     Reporter(problems).raise_if_any(DataError, program.sources)
+    if db.options.defers and unknown:
+        # DataFrames whose plans estimate no size are stored now, in one job, so that
+        # what reads them is planned from their rows (code generation or not, the join
+        # planning's sizes), not from a guess that takes every one as large
+        db.store_now([db.stored[name] for name in sorted(unknown)])
 
 
 def _expected_rows(program, inputs: dict[str, Any], facts_dir: Path,
-                   unknown: int | None) -> dict[str, int]:
+                   unknown: int | None) -> tuple[dict[str, int], set[str]]:
     """A guess at each input's rows, to load (and first join) them with code generation or
     without (see Database.use_codegen): a facts file's bytes over 8 (a line of two small
-    numbers takes about that), a DataFrame's ``unknown`` (the code-generation threshold: a
-    caller's DataFrame is as likely large as not). Interpreting the parsing of a large
-    file costs far more than generating its code."""
+    numbers takes about that), a DataFrame's as its plan estimates them
+    (jvm.estimated_rows), else ``unknown`` (the code-generation threshold: a caller's
+    DataFrame is as likely large as not). Interpreting the parsing of a large file costs
+    far more than generating its code. Also the inputs given as DataFrames whose plans
+    estimate nothing."""
+    from sparklog.spark import jvm
+
     rows: dict[str, int] = {}
+    unestimated: set[str] = set()
+
+    def frame(name: str, df: DataFrame) -> None:
+        estimate = jvm.estimated_rows(df)
+        if estimate is None:
+            unestimated.add(name)
+        rows[name] = rows.get(name, 0) + ((unknown or 0) if estimate is None else estimate)
+
     for d in program.checked.inputs():
         given = inputs.get(d.relation)
         if given is not None and not isinstance(given, str | Path):
-            rows[d.relation] = rows.get(d.relation, 0) + (unknown or 0)
+            frame(d.relation, given)
             continue
         path = Path(given) if given is not None else input_source(d, facts_dir).path
         files = [path] if path.is_file() else path.rglob("*") if path.is_dir() else []
@@ -97,9 +116,10 @@ def _expected_rows(program, inputs: dict[str, Any], facts_dir: Path,
         except OSError:  # reported when it is read
             size = 0
         rows[d.relation] = rows.get(d.relation, 0) + size // 8
-    for name in inputs:  # DataFrames for relations without .input
-        rows.setdefault(name, unknown or 0)
-    return rows
+    for name, given in inputs.items():  # DataFrames for relations without .input
+        if name not in rows and not isinstance(given, str | Path):
+            frame(name, given)
+    return rows, unestimated
 
 
 def _records(program, relation: str) -> tuple:

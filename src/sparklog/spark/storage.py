@@ -1044,6 +1044,12 @@ class Database:
 
             Reporter(problems).raise_if_any(DataError, self.sources)
 
+    def store_now(self, versions: list[DataFrame]) -> None:
+        """Compute deferred versions now, in one job, and settle them (their sizes booked)."""
+        _store_together(self.spark, versions)
+        for df in versions:
+            self.settle(only=df)
+
     def release(self, df: DataFrame | None) -> None:
         """Free the blocks of a version that no plan will read again (settled first)."""
         if df is None:
@@ -1097,11 +1103,15 @@ def _copy_stages(run: DataFrame, copy: DataFrame) -> None:
 
 
 def _store_together(spark: SparkSession, runs: list[DataFrame]) -> None:
-    """Compute and store lazily checkpointed runs of one relation (as many partitions
-    each) in one job (jvm.compute_together), not a job a run."""
+    """Compute and store lazily checkpointed versions in one job a partition count
+    (jvm.compute_together), not a job a version."""
     rdds = [rdd for rdd in map(_stored_rdd, runs) if rdd is not None]
-    if len(rdds) > 1:
-        jvm.compute_together(spark, rdds)
+    alike: dict[int, list[Any]] = {}
+    for rdd in rdds:
+        alike.setdefault(rdd.getNumPartitions(), []).append(rdd)
+    for group in alike.values():
+        if len(group) > 1:
+            jvm.compute_together(spark, group)
     for rdd in rdds:
         rdd.doCheckpoint()  # a no-op once the joint job has stored it
 
