@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import statistics
 import time
 
 from . import runner
@@ -95,13 +94,8 @@ def main() -> None:
              "| --- | --- | --- | ---: | ---: | ---: | ---: | --- |"]
     for spec in args.graphs.split(","):
         for algo in algos:
-            med = {}
-            for side in SIDES:
-                mine = [r for r in rows if (r["graph"], r["algo"], r["side"]) == (spec, algo, side)]
-                med[side] = (statistics.median(r["run_s"] for r in mine),
-                             statistics.median(r["load"] for r in mine),
-                             statistics.median(r["shuffled"] for r in mine),
-                             all(r["same_result"] for r in mine))
+            med = runner.side_medians([r for r in rows if (r["graph"], r["algo"]) == (spec, algo)],
+                                      SIDES, "shuffled", "same_result")
             for side, (run_s, load, shuffled, same) in med.items():
                 lines.append(f"| {spec} | {algo} | {side} | {run_s:.2f} | {load:.1f} | "
                              f"{run_s / med['off'][0]:.2f}× | {shuffled:,.0f} | "

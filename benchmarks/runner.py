@@ -272,6 +272,20 @@ def rotated(systems: list[str], rep: int) -> list[str]:
     return systems[k:] + systems[:k]
 
 
+def side_medians(rows: list[dict[str, Any]], sides: tuple[str, ...], count: str, same: str
+                 ) -> dict[str, tuple[float, float, float, bool]]:
+    """An in-process A/B's rows of one workload, per side: the median run seconds, load
+    and ``count``, and whether every run's ``same`` check held."""
+    out = {}
+    for side in sides:
+        mine = [r for r in rows if r["side"] == side]
+        out[side] = (statistics.median(r["run_s"] for r in mine),
+                     statistics.median(r["load"] for r in mine),
+                     statistics.median(r[count] for r in mine),
+                     all(r[same] for r in mine))
+    return out
+
+
 def _median(values: list[float]) -> float | None:
     return round(statistics.median(values), 4) if values else None
 

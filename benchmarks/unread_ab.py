@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import statistics
 import time
 
 from . import runner
@@ -81,13 +80,8 @@ def main() -> None:
              "| graph | passed over | run s | load | on ÷ off | runs passed over | ranks equal |",
              "| --- | --- | ---: | ---: | ---: | ---: | --- |"]
     for spec in args.graphs.split(","):
-        med = {}
-        for side in SIDES:
-            mine = [r for r in rows if r["graph"] == spec and r["side"] == side]
-            med[side] = (statistics.median(r["run_s"] for r in mine),
-                         statistics.median(r["load"] for r in mine),
-                         statistics.median(r["unread"] for r in mine),
-                         all(r["same_ranks"] for r in mine))
+        med = runner.side_medians([r for r in rows if r["graph"] == spec], SIDES, "unread",
+                                  "same_ranks")
         for side, (run_s, load, unread, same) in med.items():
             lines.append(f"| {spec} | {side} | {run_s:.2f} | {load:.1f} | "
                          f"{run_s / med['off'][0]:.2f}× | {unread:.0f} | "
