@@ -29,7 +29,7 @@ def load_inputs(db, program, inputs: dict[str, Any], facts_dir: Path) -> None:
             raise UsageError(f"input for undeclared relation {name}")
     rep = Reporter(missing_inputs(program.checked, inputs, facts_dir))
     rep.raise_if_any(DataError, program.sources)
-    expected, unknown = _expected_rows(program, inputs, facts_dir, db.options.codegen_rows)
+    expected, unestimated = _expected_rows(program, inputs, facts_dir, db.options.codegen_rows)
     db.expected.update(expected)
     db.use_codegen(sum(db.expected.values()))
     data: dict[str, list[DataFrame]] = {}
@@ -77,11 +77,11 @@ def load_inputs(db, program, inputs: dict[str, Any], facts_dir: Path) -> None:
         else:
             problems += settle()
     Reporter(problems).raise_if_any(DataError, program.sources)
-    if db.options.defers and unknown:
+    if db.options.defers and unestimated:
         # DataFrames whose plans estimate no size are stored now, in one job, so that
         # what reads them is planned from their rows (code generation or not, the join
         # planning's sizes), not from a guess that takes every one as large
-        db.store_now([db.stored[name] for name in sorted(unknown)])
+        db.store_now([db.stored[name] for name in sorted(unestimated)])
 
 
 def _expected_rows(program, inputs: dict[str, Any], facts_dir: Path,
