@@ -539,6 +539,10 @@ pagerank_all_stages = _sparklog("pagerank", lambda engine, edges: _programs().pa
 # (Options.inline_totals): three rounds an iteration instead of two
 pagerank_stored_totals = _sparklog("pagerank", lambda engine, edges: _programs().pagerank(
     edges, PAGERANK_ITERATIONS, DAMPING, engine), inline_totals=False)
+# the same with every contribution to a share stored, not each round's sum per node
+# (Options.presum, ir/presum.py)
+pagerank_every_contribution = _sparklog("pagerank", lambda engine, edges: _programs().pagerank(
+    edges, PAGERANK_ITERATIONS, DAMPING, engine), presum=False)
 
 
 PEERS: dict[str, dict[str, PeerFn]] = {
@@ -547,7 +551,8 @@ PEERS: dict[str, dict[str, PeerFn]] = {
     "bfs": {"graphx": bfs_graphx, "dataframe": bfs_dataframe, "sparklog": bfs_sparklog},
     "pagerank": {"graphx": pagerank_graphx, "dataframe": pagerank_dataframe,
                  "sparklog": pagerank_sparklog, "sparklog-all-stages": pagerank_all_stages,
-                 "sparklog-stored-totals": pagerank_stored_totals},
+                 "sparklog-stored-totals": pagerank_stored_totals,
+                 "sparklog-every-contribution": pagerank_every_contribution},
 }
 
 

@@ -70,7 +70,8 @@ ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_OUT = Path(__file__).resolve().parent / "results"
 DEFAULT_GRAPHS = "rmat:14,rmat:16,rome99,p2p-Gnutella08"
 ALGOS = ("cc", "sssp", "bfs", "pagerank")
-PEER_ORDER = ("sparklog", "graphx", "dataframe", "sparklog-all-stages", "sparklog-stored-totals")
+PEER_ORDER = ("sparklog", "graphx", "dataframe", "sparklog-all-stages", "sparklog-stored-totals",
+              "sparklog-every-contribution")
 EDGE_FACTOR = 16
 SEED = 0
 OUTPUT_RELATION = {"cc": "cc", "sssp": "dist", "bfs": "hops",  # what each .dl program outputs
@@ -744,7 +745,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--algos", default=",".join(ALGOS), help="comma-separated subset of cc,sssp,bfs,pagerank")
     p.add_argument("--peers", default=",".join(PEER_ORDER[:3]),
                    help="comma-separated subset of sparklog,graphx,dataframe (the default) and "
-                   "sparklog-all-stages (PageRank with --no-retire-stages)")
+                   "sparklog-all-stages (PageRank with --no-retire-stages), "
+                   "sparklog-stored-totals (--no-inline-totals), sparklog-every-contribution "
+                   "(--no-presum)")
     p.add_argument("--repeat", type=int, default=3,
                    help="measured warm runs per peer after one warm-up (default 3; 0: no warm mode)")
     p.add_argument("--cold-repeat", type=int, default=0,

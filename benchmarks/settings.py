@@ -52,6 +52,10 @@ after the round that found no path whose length is a power of two, ir/smart.py),
 arcs: a round saved each) and ``tree17-smart`` (16 arcs, a power of two: no round saved,
 the control); writes results/smart-end.{json,md}.
 
+``--compare presum``: ``--no-presum`` against the default (a staged $SUM whose
+contributions are each derived once stores a sum per key and round, ir/presum.py: PageRank
+a share per node, not one per edge); writes results/presum.{json,md}.
+
 ``--compare revision --baseline REV``: the code of git revision REV (checked out into a
 temporary worktree) against this tree, same flags; writes results/revision.{json,md}.
 ``tree17-auto`` is the tree's closure with the default strategy (auto: Smart).
@@ -99,6 +103,8 @@ COMPARISONS = {
                       "totals read where summed (default)": []},
     "smart-end": {"Smart until a round derives nothing": ["--no-smart-end"],
                   "Smart ends after no power of two (default)": []},
+    "presum": {"every contribution stored": ["--no-presum"],
+               "contributions summed per key (default)": []},
     "revision": {},  # filled by main: the baseline's code, then this tree's
 }
 TITLES = {"jit": "JIT compilers of the local driver JVM",
@@ -108,6 +114,7 @@ TITLES = {"jit": "JIT compilers of the local driver JVM",
           "join-dedup": "Dead variables and duplicates dropped before each join (--join-dedup)",
           "inline-totals": "$SUM totals read where they are summed (--no-inline-totals)",
           "smart-end": "Smart's last round known before it runs (--no-smart-end)",
+          "presum": "$SUM contributions summed per key before they are stored (--no-presum)",
           "revision": "This tree against an earlier revision"}
 STRATA = 60
 
@@ -412,7 +419,7 @@ def _write(out: Path, report: dict[str, Any]) -> None:
     out.mkdir(parents=True, exist_ok=True)
     stem = {"jit": "jit", "c2-late": "c2-late", "code-cache": "code-cache",
             "combine": "combine-cold", "join-dedup": "join-dedup",
-            "inline-totals": "inline-totals", "smart-end": "smart-end",
+            "inline-totals": "inline-totals", "smart-end": "smart-end", "presum": "presum",
             "revision": "revision"}[report["compare"]]
     (out / f"{stem}.json").write_text(json.dumps(report, indent=1) + "\n")
     first, second = report["settings"]

@@ -15,7 +15,11 @@ stage-indexed analyses, for which the engine retires the stored runs of passed s
 - half the time a mutation that takes the stratum out of the staged shape or tests the
   analysis's edges: a rule that moves the counter back (``i - 1``, bounded below), one that
   reads two stages, one whose head counter is a constant, a counter of a wider type;
-- and rules of a later stratum that read the relations whole (every stage).
+- and rules of a later stratum that read the relations whole (every stage);
+- a third of the programs (drawn apart, so the others stay as they were) give each ``$SUM``
+  the shape that is summed before it is stored (ir/presum.py): recursive rules that move
+  up a stage and read one atom of the stratum, whose value they add when it is a ``$MAX``'s
+  or a ``$SUM``'s (PageRank's shares), so that a key improved twice refutes the presum.
 
 The oracle is the reference evaluator on the program as written.
 """
@@ -34,6 +38,8 @@ MUTATIONS = ("back", "two-stages", "constant-head", "unstaged-extra", "none", "n
 def generate_staged(seed: int, prefix: str = "") -> tuple[Program, dict[str, set[tuple]]]:
     """The program and ``.input`` facts of a seed; relation names get ``prefix``."""
     rng = random.Random(f"staged {seed}")
+    bias = random.Random(f"presum {seed}")
+    presum = bias.random() < 1 / 3
     p = prefix
     limit = rng.randint(2, 5)
     lines = [f".decl {p}e(x:number, y:number)", f".input {p}e",
@@ -42,10 +48,16 @@ def generate_staged(seed: int, prefix: str = "") -> tuple[Program, dict[str, set
     starts = {(rng.randrange(NODES), rng.choice((0, 0, 1, 2))) for _ in range(rng.randint(1, 3))}
     facts = {f"{p}e": edges, f"{p}start": starts}
     count = rng.randint(1, 3)
+    if presum:  # a $SUM after one or two relations it reads
+        count = max(count, 2)
     rels = []  # (name, kind, stage column, node columns, arity)
     for k in range(count):
         kind = rng.choice(("set", "set", "min", "max", "sum")) if k else \
             rng.choice(("set", "set", "min"))
+        if presum and k == count - 1:
+            kind = "sum"
+        elif presum and k == 1:
+            kind = bias.choice(("max", "max", "set"))
         nodes = rng.choice((1, 1, 2))
         arity = nodes + 1 + (kind != "set")
         stage = rng.randrange(nodes + 1)
@@ -106,6 +118,16 @@ def generate_staged(seed: int, prefix: str = "") -> tuple[Program, dict[str, set
             value = {"set": None, "min": "d + 1", "max": "d", "sum": "1"}[rel[1]] \
                 if src[1] == rel[1] else {"set": None, "min": "1", "max": "1", "sum": "1"}[rel[1]]
             guard = f"i < {limit}"
+            if presum and rel[1] == "sum":
+                # read a relation that is not a $SUM (a $SUM read is its contributions
+                # and their total: two reads), a $MAX most of all, whose value it adds
+                others = [r for r in rels if r[1] != "sum"]
+                if others:
+                    src = bias.choice([r for r in others if r[1] == "max"] * 2 + others)
+                    src_value = "d" if src[1] != "set" else None
+                head_i = "i + 2" if step == "2" else "i + 1"
+                shape = "edge" if shape == "join" else shape
+                value = "d" if src[1] in ("max", "sum") else "1"
             if shape == "edge":
                 body = [atom(src, "i", nodes_of(src, "x"), src_value), f"{p}e(x, y)", guard]
                 head_nodes = nodes_of(rel, "y", "x")
@@ -126,6 +148,8 @@ def generate_staged(seed: int, prefix: str = "") -> tuple[Program, dict[str, set
                 body.append("x != 3")
             rule(rel, head_i, head_nodes, value, ", ".join(body))
     mutation = rng.choice(MUTATIONS)
+    if presum and bias.random() < 0.5:
+        mutation = "none"
     rel = rng.choice(rels)
     value = {"set": None, "min": "1", "max": "1", "sum": "1"}[rel[1]]
     read = atom(rel, "i", nodes_of(rel, "x"))

@@ -164,6 +164,9 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--no-inline-totals", dest="inline_totals", action="store_false",
                      help="store a $SUM/$COUNT relation's totals in a round of their own and "
                           "read them the round after, not where they are summed")
+    run.add_argument("--no-presum", dest="presum", action="store_false",
+                     help="in a recursion over a counter (PageRank's iteration), store every "
+                          "contribution to a $SUM, not each round's sum per key")
     run.add_argument("--no-retire-stages", dest="retire_stages", action="store_false",
                      help="in a recursion over a counter (PageRank's iteration), keep reading "
                           "the stored tuples of stages every delta has passed")
@@ -406,7 +409,7 @@ def _run(args) -> int:
                         checkpoint_dir=args.checkpoint_dir, deferred=args.deferred,
                         pipelined=args.pipelined, skip_idle=args.skip_idle,
                         retire_stages=args.retire_stages, smart_end=args.smart_end,
-                        inline_totals=args.inline_totals,
+                        inline_totals=args.inline_totals, presum=args.presum,
                         reuse_plans=args.reuse_plans,
                         join_planning=args.join_planning, broadcast_rows=args.broadcast_rows,
                         combine=args.combine, max_iterations=args.max_iterations,
@@ -429,6 +432,8 @@ def _run(args) -> int:
                 except OutputError:
                     pass  # the run's own error is the one to report
             raise
+    for note in result.notes:
+        print(f"sparklog: {note}", file=sys.stderr)
     if args.stats:
         _write_json(args.stats, result.stats)
     if args.verbose:

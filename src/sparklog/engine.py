@@ -11,6 +11,7 @@ from typing import Any
 
 from sparklog.errors import CheckError, EngineError, Reporter, UsageError
 from sparklog.ir.nodes import Plan
+from sparklog.ir.presum import PresumRefuted
 from sparklog.rewrite import PASSES, planned
 from sparklog.rewrite.arity import linears
 from sparklog.rewrite.closure import LENGTH, Choice, closures
@@ -138,6 +139,8 @@ class Result:
         self._db, self._program, self.stats = db, program, stats
         # how each transitive closure was evaluated, and why (rewrite/closure.py)
         self.strategies: list[Choice] = []
+        # what the run did beside the program's rounds (a presum refuted: ir/presum.py)
+        self.notes: list[str] = []
 
     def __getitem__(self, name: str):
         from sparklog.spark.decode import decode
@@ -222,28 +225,40 @@ class Engine:
         except BaseException:  # e.g. a DataFrame of the wrong arity
             session.restore(self.spark, previous)
             raise
-        db = Database(self.spark, plan, self.options, sources=program.sources,
-                      whole_stage=previous[session.WHOLE_STAGE] or "true",
-                      factory_mode=previous[session.FACTORY_MODE] or "FALLBACK")
-        db.functors = dict(self.functors)
-        stats = Stats(on_record=self.on_record)
         from py4j.protocol import Py4JError
         from pyspark.errors import PySparkException
 
+        options, notes = self.options, []
         try:
-            try:
-                load_inputs(db, program, inputs, Path(facts_dir or "."))
-                evaluate(db, stats)
-            except (PySparkException, Py4JError) as exc:  # Spark's failures, without Java
-                raise EngineError(spark_message(exc)) from None
-        except BaseException:
-            db.discard()  # a later run in the same session gets the memory back
-            raise
+            while True:
+                db = Database(self.spark, plan, options, sources=program.sources,
+                              whole_stage=previous[session.WHOLE_STAGE] or "true",
+                              factory_mode=previous[session.FACTORY_MODE] or "FALLBACK")
+                db.functors = dict(self.functors)
+                stats = Stats(on_record=self.on_record)
+                try:
+                    try:
+                        load_inputs(db, program, inputs, Path(facts_dir or "."))
+                        evaluate(db, stats)
+                    except (PySparkException, Py4JError) as exc:  # without Java's trace
+                        raise EngineError(spark_message(exc)) from None
+                except PresumRefuted as refuted:  # ir/presum.py: again, every contribution
+                    db.discard()                  # stored as it is
+                    notes.append(f"presumming refuted ({refuted}); evaluated again with "
+                                 "every contribution stored (--no-presum)")
+                    options = replace(options, presum=False)
+                    continue
+                except BaseException:
+                    db.discard()  # a later run in the same session gets the memory back
+                    raise
+                finally:
+                    db.drop_views()  # results are read from the stored DataFrames
+                break
         finally:
-            db.drop_views()  # results are read from the stored DataFrames, not the views
             session.restore(self.spark, previous)
         result = Result(db, program, stats.records)
         result.strategies = program.rewritten(self.options.strategy, shapes)[1]
+        result.notes = notes
         return result
 
     def shapes(self, program: Program, inputs: dict[str, Any], facts_dir: Path

@@ -48,6 +48,10 @@ class Options:
     # contributions where it is summed, a round earlier (rewrite/totals.py). Off: the
     # totals are stored by a round of their own, and read the round after.
     inline_totals: bool = True
+    # In a staged recursion, a $SUM whose contributions are each derived once (PageRank's
+    # shares) stores each round's contributions summed per key, not one row each
+    # (ir/presum.py); a run where that fails is evaluated again without it.
+    presum: bool = True
     # Rounds reading at least this many stored rows use whole-stage code generation, the
     # others run without it (see Database.use_codegen). None: no round uses it; 0: every round
     # does, as the session would by default.
@@ -141,7 +145,7 @@ class Options:
             if not isinstance(value, int) or value < low:
                 raise UsageError(f"{name} must be at least {low}, not {value!r}")
         for name in ("balance", "indexes", "skip_idle", "retire_stages", "smart_end",
-                     "join_dedup", "inline_totals"):
+                     "join_dedup", "inline_totals", "presum"):
             if not isinstance(getattr(self, name), bool):
                 raise UsageError(f"{name} must be True or False, not {getattr(self, name)!r}")
         if not isinstance(self.balance_ratio, (int, float)) or not self.balance_ratio >= 1:

@@ -65,12 +65,15 @@ def test_small_sides_go_to_the_rows_so_the_ranks_stay_where_their_contributions_
     crosses a shuffle there and another to its rank's home; with ``replicate`` the mass and
     the parameters come to the totals' sub-buckets instead, the ranks are made where their
     contributions are stored, and none crosses the round's shuffle (its rows are counted:
-    ``shuffled``). The ranks are the same to the bit."""
+    ``shuffled``). The ranks are the same to the bit. Every contribution is stored
+    (``presum=False``): summed per node (ir/presum.py), a round starts from 8 totals, fewer
+    than the stored masses' copies, and replicating them would not pay."""
     edges = [(0, 1), (1, 2), (2, 0), (2, 3), (3, 4), (4, 5), (5, 3), (6, 0), (1, 6), (7, 7)]
     df = spark.createDataFrame(edges, "src long, dst long")
     shuffled, ranks = {}, {}
     for planning in ("replicate", "off"):
-        engine = sparklog.Engine(spark=spark, partitions=2, join_planning=planning)
+        engine = sparklog.Engine(spark=spark, partitions=2, join_planning=planning,
+                                 presum=False)
         result = engine.run(sparklog.Program.from_file(programs.path("pagerank")), {
             "edge": df, "iterations": spark.createDataFrame([(6,)], "k long"),
             "damping": spark.createDataFrame([(0.85,)], "a double")})

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from sparklog.ir.nodes import (AggregateJoin, AntiJoin, Bind, Filter, Kernel, Layout, Plan, Scan,
                                Step, Total)
+from sparklog.ir.presum import presummed
 from sparklog.ir.stages import stages
 from sparklog.syntax.printer import print_literal, print_term
 
@@ -28,6 +29,10 @@ def print_plan(plan: Plan) -> str:
         if staged:
             lines.append("  staged: " + ", ".join(f"{r} by c{c}" for r, c in staged.items())
                          + " (the runs of stages every delta has passed retire)")
+        for r, sources in presummed(sp, plan).items():
+            lines.append(f"  presummed {r}: a loop round's contributions summed per key before "
+                         "they are stored" + (f", while no key of {', '.join(sources)} improves "
+                                              "twice" if sources else ""))
         for k in sp.preamble:
             lines.append("  once  " + print_kernel(k))
         for k in sp.loop:

@@ -10,7 +10,8 @@ happens there depends on the relation:
   new, fused with deduplication (PARALAGG §IV-A). A key whose value improves is stamped
   NEWEST and forms the next delta; a candidate that does not improve never leaves its
   partition (:class:`LatticeCombine`). A ``$SUM``/``$COUNT`` total and its contributions
-  (lower.py) combine the same way, but the value derived last replaces the stored one.
+  (lower.py) combine the same way, but the value derived last replaces the stored one
+  (presummed contributions, ir/presum.py: a round's sum per key adds to it).
 
 Both return ``full'`` in the stored column order with the ``_it`` stamp, unsorted, and
 observe on it the metrics Database.add_new reads: ``n`` (the new or improved tuples) and
@@ -120,8 +121,9 @@ class LatticeCombine:
     def merge(self, db: Database, relation: str, new: Any, runs: list[Any], merged: list[Any],
               iteration: int, metrics: Metrics) -> Any:
         sealed = runs[:len(runs) - len(merged)]
+        accumulate = bool(db.presum_marks(relation))
         plan = _LatticePlan.of(db, self.layout, db.kinds(relation)[self.layout.dependent],
-                               len(sealed), iteration >= 1)
+                               len(sealed), iteration >= 1, accumulate)
         candidates = new
         if plan.best is not None:
             # the candidates joined per key first (inside the partition, no shuffle): the
@@ -148,21 +150,23 @@ class LatticeCombine:
 
 
 # The columns of a min/max/total relation's combine step, per JVM gateway and shape
-_PLANS: dict[tuple[int, Layout, str, int, bool], _LatticePlan] = {}
+_PLANS: dict[tuple[int, Layout, str, int, bool, bool], _LatticePlan] = {}
 
 
 class _LatticePlan:
     """The columns LatticeCombine.merge passes to the JVM, as Java objects built once.
 
     They depend only on the relation's layout, its dependent column's kind, how many sealed
-    runs a round probes and whether it is a loop round, so they are kept per such shape (a
-    user lattice's, which call the functors registered on the run's engine, per round).
+    runs a round probes, whether it is a loop round and whether its candidates add to the
+    stored value (``accumulate``: a presummed $SUM's, ir/presum.py), so they are kept per
+    such shape (a user lattice's, which call the functors registered on the run's engine,
+    per round).
     Each PySpark operation on a Column is a call into the JVM: built every round, these
     columns took some 700 calls a round, two thirds of all the calls of a PageRank run.
     """
 
     def __init__(self, spark: Any, layout: Layout, kind: str, sealed: int, loop: bool,
-                 lub: Column | None) -> None:
+                 lub: Column | None, accumulate: bool = False) -> None:
         seq = lambda items: jvm.seq(spark, items)  # noqa: E731
         unsigned = kind == "unsigned"
         value = f"c{layout.dependent}"
@@ -176,6 +180,8 @@ class _LatticePlan:
         if sealed and layout.lattice in ("min", "max"):
             join = F.min if layout.lattice == "min" else F.max
             self.best = order(join(order(F.col(value)))).alias(value)._jc
+        elif sealed and accumulate:
+            self.best = F.sum(F.col(value)).alias(value)._jc
         self.candidates = seq(columns + [F.lit(NEWEST).alias(IT), F.lit(1).alias("_src")])
         self.probes = [seq(keys + [F.col(value).alias(f"_s{k}")]) for k in range(sealed)]
         old = (F.coalesce(*[F.col(f"_s{k}") for k in range(sealed)]) if sealed
@@ -202,6 +208,15 @@ class _LatticePlan:
                                                          F.max("_old")).alias("_was")]
             improved = F.col("_was").isNull() | (F.col("_best") != F.col("_was"))
             best = F.col("_best")
+        elif accumulate:
+            # (1''') a presummed $SUM's contributions: a key's row holds the sum of every
+            # round's, each derived once (ir/presum.py), so a round's add to the stored one
+            aggregates = [F.sum(F.when(F.col("_src") == 1, F.col(value))).alias("_cand"),
+                          F.coalesce(F.max(stored_only(F.col(value))), F.max("_old"))
+                          .alias("_was")]
+            best = F.coalesce(F.col("_was") + F.col("_cand"), F.col("_cand"), F.col("_was"))
+            improved = F.col("_was").isNull() | (F.col("_cand").isNotNull() &
+                                                 (best != F.col("_was")))
         else:
             # (1') a total, or one contribution to it: the value derived last replaces the
             # stored one (every kernel of a round reads the same versions, so a key's
@@ -225,14 +240,14 @@ class _LatticePlan:
         self.kept = (F.col("_merged") | F.col("_new"))._jc
 
     @classmethod
-    def of(cls, db: Database, layout: Layout, kind: str, sealed: int, loop: bool
-           ) -> _LatticePlan:
+    def of(cls, db: Database, layout: Layout, kind: str, sealed: int, loop: bool,
+           accumulate: bool = False) -> _LatticePlan:
         if layout.lattice.startswith("user:"):
             lub = user_lub(db, layout.lattice[5:], f"c{layout.dependent}", kind, also="_old")
             return cls(db.spark, layout, kind, sealed, loop, lub)
-        key = (id(db.spark.sparkContext._gateway), layout, kind, sealed, loop)
+        key = (id(db.spark.sparkContext._gateway), layout, kind, sealed, loop, accumulate)
         if key not in _PLANS:
-            _PLANS[key] = cls(db.spark, layout, kind, sealed, loop, None)
+            _PLANS[key] = cls(db.spark, layout, kind, sealed, loop, None, accumulate)
         return _PLANS[key]
 
 
@@ -278,9 +293,11 @@ def lattice_counts(db: Database, relation: str) -> tuple[Column, Any]:
     ``rows`` and ``p0..``: the new run in all and per partition; in a staged recursion,
     the run's lowest and highest stage (``lo``, ``hi``) and its improved keys' lowest
     (``dlo``: Database.book_stages); in a Smart closure, the improved keys whose length is
-    a power of two (``powers``: ir/smart.py)."""
+    a power of two (``powers``: ir/smart.py); for a relation guarded for a presummed $SUM,
+    the improved keys that held a value (``raised``: ir/presum.py)."""
     column, length = db.stages.get(relation), db.smart.get(relation)
-    if (column, length) not in db._lattice_counts:
+    raised = relation in db.guarded
+    if (column, length, raised) not in db._lattice_counts:
         rest = [F.count(F.lit(1)).alias("rows"),
                 F.sum(F.when(F.col("_stale"), 1).otherwise(0)).alias("stale"),
                 *db.partition_counts()]
@@ -292,6 +309,9 @@ def lattice_counts(db: Database, relation: str) -> tuple[Column, Any]:
             value = F.col(f"c{length}")
             rest.append(F.sum(F.when(F.col("_new") & (value.bitwiseAND(value - 1) == 0), 1)
                               .otherwise(0)).alias("powers"))
-        db._lattice_counts[column, length] = (
+        if raised:
+            rest.append(F.sum(F.when(F.col("_new") & (F.col("_merged") | F.col("_stale")), 1)
+                              .otherwise(0)).alias("raised"))
+        db._lattice_counts[column, length, raised] = (
             F.sum(F.when(F.col("_new"), 1).otherwise(0)).alias("n"), jvm.seq(db.spark, rest))
-    return db._lattice_counts[column, length]
+    return db._lattice_counts[column, length, raised]

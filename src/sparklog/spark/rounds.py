@@ -28,6 +28,7 @@ from pyspark.sql import functions as F
 
 from sparklog.ir.nodes import Kernel, Scan, StratumPlan
 from sparklog.ir.smart import smart_lengths
+from sparklog.ir.presum import guarded, presummed
 from sparklog.ir.stages import advances, stages
 from sparklog.spark import jvm
 from sparklog.spark.jvm import stored_rdd as _stored_rdd
@@ -74,6 +75,8 @@ def _evaluate_stratum(db: Database, sp: StratumPlan, stats: Stats) -> None:
     db.stages = stages(sp, db.plan) if db.options.retire_stages else {}
     db.advance = advances(sp, db.stages)
     db.smart = smart_lengths(sp, db.plan) if db.options.smart_end else {}
+    db.presums = presummed(sp, db.plan) if db.options.presum else {}
+    db.guarded = guarded(db.presums)
     try:
         _round(db, sp, sp.preamble, stats)
         if sp.stratum.recursive:
@@ -83,6 +86,7 @@ def _evaluate_stratum(db: Database, sp: StratumPlan, stats: Stats) -> None:
         db.stages, db.advance, db.stage_floor = {}, {}, None
         db.delta_low.clear()
         db.smart, db.powers = {}, {}
+        db.presums, db.guarded = {}, set()
 
 
 def _loop(db: Database, sp: StratumPlan, stats: Stats) -> None:

@@ -32,6 +32,7 @@ from pyspark.sql import functions as F
 from sparklog.defaults import COMBINE_RATIO
 from sparklog.options import Options
 from sparklog.ir.nodes import DELTA, Kernel, Layout, Plan, Scan
+from sparklog.ir.presum import MARKER, PresumRefuted
 from sparklog.spark import jvm
 from sparklog.spark.combine import combine_for, stored_names
 from sparklog.spark.jvm import cached_rdds as _cached_rdds
@@ -164,7 +165,7 @@ class Database:
     partition_sizes: dict[str, list[int]] = field(default_factory=dict)
     # the observed metrics' expressions, built once per stage column (None: unstaged)
     _per_partition: dict[int | None, tuple[Column, Any]] = field(default_factory=dict)
-    _lattice_counts: dict[tuple[int | None, int | None], tuple[Column, Any]] = \
+    _lattice_counts: dict[tuple[int | None, int | None, bool], tuple[Column, Any]] = \
         field(default_factory=dict)
     functors: dict[str, Callable[[Column, Column], Column]] = field(default_factory=dict)
     # rows expected of versions whose size is not booked yet: deferred inputs (their
@@ -225,6 +226,10 @@ class Database:
     # how many of its last counted round's new tuples have a power-of-two length
     smart: dict[str, int] = field(default_factory=dict)
     powers: dict[str, int] = field(default_factory=dict)
+    # the running stratum's presummed $SUM contributions (ir/presum.py) and the lattice
+    # relations guarded for them: a key of those that improves twice refutes the presum
+    presums: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    guarded: set[str] = field(default_factory=set)
 
     def __post_init__(self) -> None:
         if self.options.trace_lineage:
@@ -633,7 +638,21 @@ class Database:
             self.delta_low[relation] = self.book_stages(relation, version, new)
         if relation in self.smart:
             self.powers[relation] = int(new.get("powers") or 0)
+        # a preamble's raised keys held input facts, which no presummed kernel has read
+        if relation in self.guarded and self.iteration >= 1 and new.get("raised"):
+            raise PresumRefuted(relation, int(new["raised"]), self.iteration)
         return n
+
+    def presum_marks(self, relation: str) -> dict[int, str]:
+        """A presummed relation's identity columns in a loop round, each with the marker
+        its rows hold there (ir/presum.py): the clause column MARKER, the others 0; {}
+        for any other relation or round (the preamble's contributions keep theirs)."""
+        if relation not in self.presums or self.iteration < 1:
+            return {}
+        kinds = self.kinds(relation)
+        clause = len(kinds) - len(self.layout(relation).detail) - 1
+        return {c: f"CAST({MARKER if c == clause else 0} AS {_spark_type(kinds[c])})"
+                for c in self.layout(relation).detail}
 
     def broadcast_delta(self, kernel: Kernel) -> bool:
         """Whether the kernel's delta side is broadcast to its joins that are not
@@ -652,7 +671,8 @@ class Database:
         round's one shuffle (translate.kernel_query), or None. A set relation drops its
         duplicates there, a $MIN/$MAX relation of numbers or floats all but each key's best
         value (unsigned values are ordered by their flipped bits, which min() does not
-        know; a $SUM's contributions and totals and user lattices are not combined).
+        know; a $SUM's contributions and totals and user lattices are not combined, but for a
+        presummed $SUM's, summed per key: ir/presum.py).
         ``auto`` combines while the relation's last counted loop round derived at least
         COMBINE_RATIO times the tuples it kept (new tuples, improved keys), decided, as
         broadcast_delta is, from sizes already known; before a loop round is counted, it
@@ -663,6 +683,8 @@ class Database:
         layout = self.layout(relation)
         if self.options.combine == "off" or layout.index_of is not None:
             return None
+        if self.presum_marks(relation):  # a round's contributions summed per key
+            return Combine("sum", layout.dependent)
         seen = self.loop_counts.get(relation)
         if self.options.combine == "auto" and seen is not None \
                 and seen[0] < COMBINE_RATIO * max(seen[1], 1):

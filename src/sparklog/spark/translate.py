@@ -56,6 +56,7 @@ class Store(Protocol):
     def broadcast_delta(self, kernel: Kernel) -> bool: ...
     def size_or_expected(self, relation: str) -> int: ...
     def read_rows(self, step: Scan) -> int: ...
+    def presum_marks(self, relation: str) -> dict[int, str]: ...
 
     @property
     def options(self) -> Options: ...
@@ -127,7 +128,10 @@ def kernel_query(kernel: Kernel, store: Store, combine: Combine | None = None,
                   and store.broadcast_delta(kernel), kernel=kernel)
     q = run_steps(kernel.steps, store, start, kernel.head)
     _ensure_text(q, _head_text_vars(kernel.head), store)
-    cols = [f"{X.value(t, q.scope)} AS c{i}" for i, t in enumerate(kernel.head)]
+    # a presummed relation's identity columns hold its marker (ir/presum.py)
+    marks = store.presum_marks(kernel.relation) if kernel.head else {}
+    cols = [f"{marks[i] if i in marks else X.value(t, q.scope)} AS c{i}"
+            for i, t in enumerate(kernel.head)]
     kept = keep and _keeps_home(kernel, q.partitioned_as, store)
     combined = (combine is not None and bool(kernel.head) and q.partitioned_as is not None
                 and not kept)

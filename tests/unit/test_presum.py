@@ -1,0 +1,70 @@
+"""Which $SUM contributions are summed before they are stored (ir/presum.py), without
+Spark: a staged stratum's contributions that move up a stage and read one of its relations,
+and the lattice relations guarded for them. Spark runs: tests/spark/test_presum.py."""
+
+from __future__ import annotations
+
+import pytest
+
+from sparklog import programs
+from sparklog.engine import Program
+from sparklog.ir.presum import guarded, presummed
+from tests.staged_programs import generate_staged
+
+E = ".decl e(x:number, y:number)\n.input e\n"
+# a $MAX at stage i feeds a $SUM at stage i + 1 that feeds the $MAX again: PageRank's shape
+A = ".decl a(n:number, i:number, v:number)\n.decl s(n:number, i:number, v:number)\n" \
+    "a(x, 0, $MAX(1)) :- e(x, _).\na(n, i, $MAX(v)) :- s(n, i, v).\n"
+
+
+def _presummed(text: str) -> dict[str, tuple[str, ...]]:
+    program = Program.from_text(text)
+    found: dict[str, tuple[str, ...]] = {}
+    for sp in program.plan.strata:
+        found.update(presummed(sp, program.plan))
+    return found
+
+
+def test_pageranks_shares_and_dangling_mass_are_presummed_guarded_by_the_ranks():
+    program = Program.from_file(programs.path("pagerank"))
+    (sp,) = [sp for sp in program.plan.strata if sp.loop]
+    found = presummed(sp, program.plan)
+    assert found == {"share@c": ("rank",), "lost@c": ("rank",)}
+    assert guarded(found) == {"rank"}
+
+
+def test_a_sum_along_the_edges_one_stage_up_is_presummed():
+    assert _presummed(E + A + "s(y, i + 1, $SUM(v)) :- a(x, i, v), e(x, y), i < 4.\n") \
+        == {"s@c": ("a",)}
+    # reading a set relation of the stratum: nothing to guard
+    assert _presummed(E + ".decl w(x:number, i:number)\n.decl c(x:number, i:number, k:number)\n"
+                      "w(x, 0) :- e(x, _).\nw(y, i) :- c(y, i, _).\n"
+                      "c(y, i + 1, $SUM(1)) :- w(x, i), e(x, y), i < 4.\n") == {"c@c": ()}
+
+
+@pytest.mark.parametrize("rule", [
+    # two atoms of the stratum: a round's two kernels may derive one body tuple twice
+    "s(y, i + 1, $SUM(v)) :- a(x, i, v), a(y, i, _), e(x, y), i < 4.\n",
+    # the sum stays at its stage: its contributions are not a stage above every delta
+    "s(y, i, $SUM(v)) :- a(x, i, v), e(x, y), i < 4.\n",
+    # a $COUNT counts distinct values, not contributions
+    "s(y, i + 1, $COUNT(x)) :- a(x, i, _), e(x, y), i < 4.\n",
+])
+def test_sums_that_are_not_presummed(rule):
+    assert _presummed(E + A + rule) == {}
+
+
+def test_an_unstaged_sum_is_not_presummed():
+    # a path count over a DAG: its contributions' value improves, round after round
+    assert _presummed(E + ".decl p(x:number, y:number, c:number)\np(x, y, $SUM(1)) :- e(x, y).\n"
+                      "p(x, z, $SUM(c)) :- p(x, y, c), e(y, z).\n") == {}
+
+
+def test_the_staged_generator_draws_presummed_sums():
+    """tests/staged_programs.py draws the shape on purpose, so the campaigns and the
+    agreement tests compare it with the reference evaluator."""
+    hits = 0
+    for seed in range(60):
+        program = Program(generate_staged(seed)[0])
+        hits += any(presummed(sp, program.plan) for sp in program.plan.strata)
+    assert hits >= 4
