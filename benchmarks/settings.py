@@ -128,6 +128,13 @@ def _graph(name: str) -> list[tuple[int, int]]:
     return rows
 
 
+def _rmat(scale: int) -> list[tuple[int, int]]:
+    """The distinct arcs of ``sparklog gen rmat SCALE 16 --seed 0`` (benchmarks.graphs's)."""
+    from sparklog import gen
+
+    return sorted({(a, b) for a, b, *_ in gen.rmat(scale, 16, seed=0)})
+
+
 def _workloads(folder: Path) -> dict[str, dict[str, Any]]:
     """name: the program, its facts folder, extra CLI arguments, and the check."""
     from sparklog import gen
@@ -152,6 +159,11 @@ def _workloads(folder: Path) -> dict[str, dict[str, Any]]:
         "pagerank": dict(program=PROGRAMS / "pagerank.dl",
                          facts=facts("p2p_pr", p2p, iterations="20", damping="0.85"),
                          args=[], check=("pagerank", p2p)),
+        # R-MAT 14 (sparklog gen rmat 14 16 --seed 0: 12,513 nodes, 228,329 arcs)
+        "pagerank-rmat14": dict(program=PROGRAMS / "pagerank.dl",
+                                facts=facts("rmat14_pr", rmat14 := _rmat(14), iterations="20",
+                                            damping="0.85"),
+                                args=[], check=("pagerank", rmat14)),
         "sssp": dict(program=PROGRAMS / "sssp.dl", facts=_weighted(folder / "rome99"),
                      args=[], check=("sssp", None)),
         "strata": dict(program=_strata(folder), facts=facts("strata", _strata_edges()),
