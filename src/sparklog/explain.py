@@ -68,6 +68,7 @@ def iteration_plan(engine, program, facts_dir: Path | None, shapes=None) -> str:
     """The executed plan of the first recursive stratum's first loop iteration: of each
     relation it stores (its secondary indexes too), headed by the relation's name when
     there are several."""
+    from sparklog.ir.presum import presummed
     from sparklog.spark.rounds import Stats, _evaluate_stratum, _plan, _round
     from sparklog.spark.storage import Database
     from sparklog.spark.load import load_inputs
@@ -89,6 +90,8 @@ def iteration_plan(engine, program, facts_dir: Path | None, shapes=None) -> str:
             _evaluate_stratum(db, sp, Stats())
         _round(db, loop, loop.preamble, Stats())
         db.iteration = 1
+        # its $SUM contributions summed before they are stored, as a run's (ir/presum.py)
+        db.presums = presummed(loop, plan) if engine.options.presum else {}
         steps = _plan(db, loop, loop.loop)  # planned as a run plans it, not run
         plans = [step.full._jdf.queryExecution().executedPlan().toString() for step in steps]
         if len(plans) == 1:
