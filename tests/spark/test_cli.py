@@ -57,6 +57,22 @@ def test_theorem_3_2_warns_about_the_arity(spark, tmp_path, capsys):
         "2\t2", "2\t3", "3\t2", "3\t3", "4\t4", "4\t5", "5\t4", "5\t5"]
 
 
+def test_a_refuted_presum_is_noted_on_stderr_and_the_output_is_right(spark, tmp_path, capsys):
+    """ir/presum.py: a $MAX improved twice refutes the presummed $SUM it feeds; the run is
+    evaluated again with every contribution stored, and says so (tests/spark/test_presum.py
+    has the oracle)."""
+    from tests.spark.test_presum import REFUTED
+
+    (tmp_path / "p.dl").write_text(REFUTED)
+    assert sparklog(str(tmp_path / "p.dl"), "-D", str(tmp_path / "out")) == 0
+    assert "1\t2\t100\n" in (tmp_path / "out" / "s.csv").read_text()
+    err = capsys.readouterr().err
+    assert "sparklog: presumming refuted (a: 3 key(s) improved again" in err
+    assert sparklog(str(tmp_path / "p.dl"), "-D", str(tmp_path / "out2"), "--no-presum") == 0
+    assert (tmp_path / "out2" / "s.csv").read_text() == (tmp_path / "out" / "s.csv").read_text()
+    assert "presumming" not in capsys.readouterr().err
+
+
 def test_dash_d_prints_to_stdout(spark, tc_dir, capsys):
     assert sparklog(str(tc_dir / "tc.dl"), "-F", str(tc_dir / "facts"), "-D", "-") == 0
     out = capsys.readouterr().out
