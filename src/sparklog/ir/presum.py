@@ -29,8 +29,7 @@ Options.presum.
 
 from __future__ import annotations
 
-from sparklog.ir.nodes import (DELTA, AggregateJoin, AntiJoin, Kernel, Plan, Scan, StratumPlan,
-                               Total)
+from sparklog.ir.nodes import DELTA, Kernel, Plan, Scan, StratumPlan, Total
 from sparklog.ir.stages import advances, stages
 from sparklog.lower import CONTRIBUTIONS
 
@@ -82,18 +81,14 @@ def _is_sum_contributions(relation: str, plan: Plan) -> bool:
 
 def _one_read(kernel: Kernel, relations: set[str]) -> str | None:
     """The one relation of the stratum the kernel reads, as its delta scan; None if it
-    reads the stratum otherwise (a second atom, a total, a negation or an aggregate)."""
+    reads the stratum otherwise (a second atom, a total). A negation or an aggregate over
+    the stratum never gets here: such a stratum is not staged (ir/stages.py)."""
     if kernel.delta is None:
         return None
     delta = kernel.steps[kernel.delta]
     if not isinstance(delta, Scan) or delta.version != DELTA or delta.summed is not None:
         return None
-    if kernel.reads() & relations != {delta.relation}:
+    others = kernel.steps[:kernel.delta] + kernel.steps[kernel.delta + 1:]
+    if any(isinstance(s, Scan | Total) and s.relation in relations for s in others):
         return None
-    for i, step in enumerate(kernel.steps):
-        inside = isinstance(step, Scan | Total) and step.relation in relations or \
-            isinstance(step, AntiJoin | AggregateJoin) and bool(
-                Kernel(kernel.relation, (), (step,), kernel.clause).reads() & relations)
-        if inside and i != kernel.delta:
-            return None
     return delta.relation
