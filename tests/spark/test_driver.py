@@ -366,6 +366,37 @@ def test_whole_stage_codegen_only_for_rounds_over_codegen_rows(spark, tmp_path, 
         spark.conf.unset("spark.sql.codegen.wholeStage")
 
 
+def test_a_round_planned_ahead_is_planned_again_when_its_rows_cross_codegen_rows(spark):
+    """Pipelined, round k+1 is planned while round k runs, from the sizes booked before
+    round k's new tuples: a growing closure would start a round over more than
+    codegen_rows rows planned without code generation. Every round's job must run the
+    plan the sizes booked when it starts call for (rounds._codegen_stale)."""
+    from sparklog.spark import rounds
+
+    started = []
+    compute = rounds._compute
+
+    def record(db, steps):
+        rows = db.size_or_expected("edge") + db.size_or_expected("tc")
+        started.extend((db.iteration, rows, step.whole_stage) for step in steps)
+        compute(db, steps)
+
+    patch = pytest.MonkeyPatch()
+    patch.setattr(rounds, "_compute", record)
+    spark.conf.set("spark.sql.codegen.wholeStage", "true")
+    try:
+        result = run(sparklog.Engine(spark=spark, partitions=2, codegen_rows=40,
+                                     strategy="asis"), TC,
+                     inputs={"edge": edges_df(spark, gen.chain(12))})
+    finally:
+        patch.undo()
+        spark.conf.unset("spark.sql.codegen.wholeStage")
+    assert result.size("tc") == 78
+    loop = [(rows, on) for iteration, rows, on in started if iteration >= 2]
+    assert {on for _, on in loop} == {"true", "false"}, started  # the threshold is crossed
+    assert all((rows >= 40) == (on == "true") for rows, on in loop), started
+
+
 def _generated_sources(spark) -> int:
     """How many Java sources Spark has compiled in this JVM (a cache miss each)."""
     metrics = spark.sparkContext._jvm.org.apache.spark.metrics.source.CodegenMetrics
