@@ -1,0 +1,132 @@
+"""This tree against an earlier revision, warm: linear TC of real graphs evaluated several
+times in one session per process, the processes of the two revisions interleaved.
+
+    python3 -m benchmarks.warm_revision --baseline REV [--graphs email-Eu-core,Lederberg]
+                                        [--runs 4] [--processes 2] [--out DIR]
+
+Each process starts one session (``local[2]``) with one revision's code (the baseline
+checked out into a temporary worktree, as ``benchmarks.settings --compare revision``
+does), evaluates the left-linear closure of one graph of ../shared/data ``--runs`` times
+and reports each run's seconds; the first run of a process pays for the JVM's warm-up, so
+a process's warm time is the median of the others. Every size is checked against
+../shared/data/README.md. Writes warm-revision.{json,md}.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from benchmarks.real_graphs import EXPECTED
+from benchmarks.settings import ROOT, _revision
+
+DATA = ROOT.parent / "shared" / "data"
+ONE = """
+import json, sys, time
+import sparklog
+path, runs = sys.argv[1], int(sys.argv[2])
+program = ('.decl edge(x: number, y: number)\\n.input edge(filename="' + path + '")\\n'
+           '.decl tc(x: number, y: number)\\ntc(x, y) :- edge(x, y).\\n'
+           'tc(x, y) :- tc(x, z), edge(z, y).\\n')
+engine = sparklog.Engine(master="local[2]")
+seconds, sizes = [], []
+for _ in range(runs):
+    started = time.perf_counter()
+    result = engine.run(program)
+    sizes.append(result.size("tc"))
+    seconds.append(round(time.perf_counter() - started, 2))
+print(json.dumps({"seconds": seconds, "sizes": sizes}))
+"""
+
+
+def one(graph: str, runs: int, src: Path) -> dict[str, Any]:
+    env = {**os.environ, "PYTHONPATH": str(src)}
+    done = subprocess.run([sys.executable, "-c", ONE, str(DATA / f"{graph}.tsv"), str(runs)],
+                          capture_output=True, text=True, env=env)
+    if done.returncode:
+        return dict(seconds=[], ok=False, problem=done.stderr.strip().splitlines()[-1:])
+    out = json.loads(done.stdout.strip().splitlines()[-1])
+    ok = all(size == EXPECTED[f"{graph}.tsv"] for size in out["sizes"])
+    return dict(seconds=out["seconds"], ok=ok, warm=statistics.median(out["seconds"][1:]))
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--baseline", required=True, help="the git revision to compare")
+    p.add_argument("--graphs", default="email-Eu-core,Lederberg")
+    p.add_argument("--runs", type=int, default=4, help="evaluations per process (>= 2)")
+    p.add_argument("--processes", type=int, default=2, help="processes per revision and graph")
+    p.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results")
+    args = p.parse_args()
+    if args.runs < 2:
+        p.error("--runs must be at least 2: the first run of a process is not warm")
+    from benchmarks.runner import machine_facts_static
+
+    report: dict[str, Any] = dict(
+        date=_dt.datetime.now().isoformat(timespec="seconds"), machine=machine_facts_static(),
+        load_before=os.getloadavg(), runs=[])
+    with tempfile.TemporaryDirectory(prefix="sparklog-warm-") as tmp:
+        where = Path(tmp) / "baseline"
+        revisions = {_revision(args.baseline, where, report): where / "src",
+                     "this tree": ROOT / "src"}
+        report["settings"] = list(revisions)
+        try:
+            for rep in range(args.processes):
+                for graph in args.graphs.split(","):
+                    order = list(revisions.items())
+                    if rep % 2:
+                        order.reverse()
+                    for name, src in order:
+                        r = one(graph, args.runs, src)
+                        report["runs"].append(dict(graph=graph, setting=name, rep=rep, **r))
+                        print(f"{graph:16} {name:14} {r['seconds']} "
+                              f"{'ok' if r['ok'] else r.get('problem', 'WRONG SIZE')}",
+                              flush=True)
+        finally:
+            subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force",
+                            str(where)], check=False)
+    report["load_after"] = os.getloadavg()
+    _write(args.out, report)
+    return 0 if all(r["ok"] for r in report["runs"]) else 1
+
+
+def _write(out: Path, report: dict[str, Any]) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "warm-revision.json").write_text(json.dumps(report, indent=1) + "\n")
+    first, second = report["settings"]
+    machine = report["machine"]
+    lines = ["# Linear TC of real graphs, warm: this tree against an earlier revision", "",
+             f"{report['date']}, {machine.get('cpu_model', '')}, {machine.get('nproc', '')} "
+             f"cores; load before {report['load_before'][0]:.1f}, after "
+             f"{report['load_after'][0]:.1f}. Each process: one session, the graph's closure "
+             "evaluated several times; warm = the median of a process's runs after its "
+             f"first, then the median over processes. Ratio = {second} over {first} (below "
+             f"1: {second} is faster).", "",
+             *[f"{note}\n" for note in report.get("notes", [])],
+             f"| graph | {first} warm s | {second} warm s | ratio | {first} first s | "
+             f"{second} first s | processes | all right |",
+             "| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |"]
+    for graph in dict.fromkeys(r["graph"] for r in report["runs"]):
+        mine = [r for r in report["runs"] if r["graph"] == graph]
+        def med(setting: str, key: str) -> float:
+            values = [(r[key] if key == "warm" else r["seconds"][0])
+                      for r in mine if r["setting"] == setting and r["seconds"]]
+            return statistics.median(values) if values else float("nan")
+        a, b = med(first, "warm"), med(second, "warm")
+        lines.append(f"| {graph} | {a:.2f} | {b:.2f} | {b / a:.2f} | {med(first, 'first'):.2f}"
+                     f" | {med(second, 'first'):.2f} | {len(mine) // 2} | "
+                     f"{'yes' if all(r['ok'] for r in mine) else 'NO'} |")
+    (out / "warm-revision.md").write_text("\n".join(lines) + "\n")
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
