@@ -56,6 +56,10 @@ the control); writes results/smart-end.{json,md}.
 contributions are each derived once stores a sum per key and round, ir/presum.py: PageRank
 a share per node, not one per edge); writes results/presum.{json,md}.
 
+``--compare replicate-static``: ``--replicate-static on`` against the default (a linear
+recursion placed by the join column); writes results/replicate-static.{json,md}.
+``lederberg`` is the left-linear TC of Lederberg.tsv.
+
 ``--compare revision --baseline REV``: the code of git revision REV (checked out into a
 temporary worktree) against this tree, same flags; writes results/revision.{json,md}.
 ``tree17-auto`` is the tree's closure with the default strategy (auto: Smart).
@@ -105,6 +109,8 @@ COMPARISONS = {
                   "Smart ends after no power of two (default)": []},
     "presum": {"every contribution stored": ["--no-presum"],
                "contributions summed per key (default)": []},
+    "replicate-static": {"placed by the join column (default)": [],
+                         "lower relations sent to the delta": ["--replicate-static", "on"]},
     "revision": {},  # filled by main: the baseline's code, then this tree's
 }
 TITLES = {"jit": "JIT compilers of the local driver JVM",
@@ -115,6 +121,8 @@ TITLES = {"jit": "JIT compilers of the local driver JVM",
           "inline-totals": "$SUM totals read where they are summed (--no-inline-totals)",
           "smart-end": "Smart's last round known before it runs (--no-smart-end)",
           "presum": "$SUM contributions summed per key before they are stored (--no-presum)",
+          "replicate-static": "A linear recursion placed by the columns its head keeps, "
+                              "its edges sent to the delta (--replicate-static)",
           "revision": "This tree against an earlier revision"}
 STRATA = 60
 
@@ -170,6 +178,8 @@ def _workloads(folder: Path) -> dict[str, dict[str, Any]]:
                        args=[], check=("strata", None)),
         "email": dict(program=tc_left, facts=facts("email", _graph("email-Eu-core.tsv")),
                       args=["--strategy", "left"], check=("tc", 793_283)),
+        "lederberg": dict(program=tc_left, facts=facts("lederberg", _graph("Lederberg.tsv")),
+                          args=["--strategy", "left"], check=("tc", 3_359_842)),
         "tree17": dict(program=tc_left, facts=facts("tree17", gen.tree(17, "down")),
                        args=["--strategy", "left"], check=("tc", _tree_pairs(17))),
         "tree17-auto": dict(program=tc_left, facts=folder / "tree17", args=[],
@@ -432,7 +442,7 @@ def _write(out: Path, report: dict[str, Any]) -> None:
     stem = {"jit": "jit", "c2-late": "c2-late", "code-cache": "code-cache",
             "combine": "combine-cold", "join-dedup": "join-dedup",
             "inline-totals": "inline-totals", "smart-end": "smart-end", "presum": "presum",
-            "revision": "revision"}[report["compare"]]
+            "replicate-static": "replicate-static", "revision": "revision"}[report["compare"]]
     (out / f"{stem}.json").write_text(json.dumps(report, indent=1) + "\n")
     first, second = report["settings"]
     lines = [f"# {TITLES[report['compare']]} (cold `sparklog run`, wall seconds)", "",

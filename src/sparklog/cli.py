@@ -217,6 +217,12 @@ def _parser() -> argparse.ArgumentParser:
                      help="keep a second stored copy of a relation read by a join on columns "
                           "its placement does not serve, so no round reshuffles a stored "
                           "relation (secondary indexes); default %(default)s")
+    run.add_argument("--replicate-static", choices=("on", "off"),
+                     default="on" if DEFAULTS.replicate_static else "off",
+                     help="place a linear recursion that joins its delta to relations of "
+                          "lower strata alone by the columns its head keeps, and send those "
+                          "relations to every sub-bucket of it each round, so no derived "
+                          "tuple crosses a shuffle; default %(default)s")
     run.add_argument("--join-dedup", choices=("on", "off"),
                      default="on" if DEFAULTS.join_dedup else "off",
                      help="drop the variables a rule no longer needs, and the duplicate rows "
@@ -256,6 +262,9 @@ def _parser() -> argparse.ArgumentParser:
                      help="comma-separated: ast, strategies, strata, ir, spark-plan")
     exp.add_argument("-F", "--facts", type=Path, default=None)
     _strategy_option(exp)
+    exp.add_argument("--replicate-static", choices=("on", "off"),
+                     default="on" if DEFAULTS.replicate_static else "off",
+                     help="as sparklog run's (default %(default)s)")
     _spark_options(exp)
     exp.set_defaults(func=_explain)
 
@@ -349,11 +358,13 @@ def _explain(args) -> int:
         from sparklog.engine import Engine
 
         engine = Engine(master=args.master, partitions=args.partitions, conf=conf,
-                        strategy=args.strategy)
+                        strategy=args.strategy,
+                        replicate_static=args.replicate_static == "on")
         with _interrupts(engine.spark):
             print(explain(program, show, engine, args.facts, args.strategy))
         return 0
-    print(explain(program, show, engine, args.facts, args.strategy))
+    print(explain(program, show, engine, args.facts, args.strategy,
+                  args.replicate_static == "on"))
     return 0
 
 
@@ -415,7 +426,8 @@ def _run(args) -> int:
                         combine=args.combine, max_iterations=args.max_iterations,
                         codegen_rows=args.codegen_rows, run_rows=args.run_rows,
                         rollover_rows=args.rollover_threshold,
-                        indexes=args.indexes == "on", join_dedup=args.join_dedup == "on",
+                        indexes=args.indexes == "on",
+                        replicate_static=args.replicate_static == "on", join_dedup=args.join_dedup == "on",
                         stored=args.stored,
                         strategy=args.strategy,
                         balance=args.balance == "on", balance_every=args.balance_every,

@@ -17,6 +17,7 @@ from sparklog.rewrite.arity import linears
 from sparklog.rewrite.closure import LENGTH, Choice, closures
 from sparklog.rewrite.doubling import chains
 from sparklog.rewrite.indexes import add_indexes
+from sparklog.rewrite.replicate import replicate_static
 from sparklog.rewrite.totals import inline_totals
 from sparklog.options import DEFAULTS, NAMES, Options
 from sparklog.semantics.checks import Checked, check
@@ -71,17 +72,22 @@ class Program:
 
     def plan_for(self, strategy: str = DEFAULTS.strategy, indexes: bool = True,
                  shapes: Mapping[str, tuple[int, ...]] | None = None,
-                 totals: bool = DEFAULTS.inline_totals) -> Plan:
+                 totals: bool = DEFAULTS.inline_totals,
+                 replicate: bool = DEFAULTS.replicate_static) -> Plan:
         """The plan a run with these options executes: closures rewritten for
         ``strategy``, totals read where they are summed if ``totals``
-        (rewrite/totals.py), with secondary indexes (rewrite/indexes.py) or without."""
+        (rewrite/totals.py), small sides sent to a linear recursion's delta if
+        ``replicate`` (rewrite/replicate.py), with secondary indexes (rewrite/indexes.py)
+        or without."""
         key = (strategy, tuple(sorted((shapes or {}).items())))
-        if key + (indexes, totals) not in self._plans:
+        if key + (indexes, totals, replicate) not in self._plans:
             self.rewritten(strategy, shapes)
             plan = self._plans[key + (False,)]
             plan = inline_totals(plan) if totals else plan
-            self._plans[key + (indexes, totals)] = add_indexes(plan) if indexes else plan
-        return self._plans[key + (indexes, totals)]
+            plan = replicate_static(plan) if replicate else plan
+            self._plans[key + (indexes, totals, replicate)] = \
+                add_indexes(plan) if indexes else plan
+        return self._plans[key + (indexes, totals, replicate)]
 
     @property
     def plan(self) -> Plan:
@@ -221,7 +227,7 @@ class Engine:
         try:  # auto's measurement reads the inputs with the settings a run needs
             shapes = self.shapes(program, inputs, Path(facts_dir or "."))
             plan = program.plan_for(self.options.strategy, self.options.indexes, shapes,
-                                    self.options.inline_totals)
+                                    self.options.inline_totals, self.options.replicate_static)
         except BaseException:  # e.g. a DataFrame of the wrong arity
             session.restore(self.spark, previous)
             raise

@@ -107,6 +107,12 @@ class Options:
     # placement does not serve gets a copy placed by them, so no round reshuffles a
     # stored side. Off: such a join shuffles the stored side every round.
     indexes: bool = True
+    # A linear recursion whose rounds join its delta to relations of lower strata alone
+    # (a closure's edges) placed by the columns its head keeps from the delta, those
+    # relations sent to every sub-bucket of it each round: no derived tuple crosses a
+    # shuffle (rewrite/replicate.py). Off by default: the copies are the small side times
+    # the sub-buckets, which only pays where that side is small.
+    replicate_static: bool = False
     # The rows going into each join of a rule drop the variables nothing after it reads,
     # and the duplicates that leaves, inside their partition (translate._distinct_before):
     # a rule's later joins then run once per distinct binding they need. Off: every
@@ -144,7 +150,7 @@ class Options:
                 continue
             if not isinstance(value, int) or value < low:
                 raise UsageError(f"{name} must be at least {low}, not {value!r}")
-        for name in ("balance", "indexes", "skip_idle", "retire_stages", "smart_end",
+        for name in ("balance", "indexes", "replicate_static", "skip_idle", "retire_stages", "smart_end",
                      "join_dedup", "inline_totals", "presum"):
             if not isinstance(getattr(self, name), bool):
                 raise UsageError(f"{name} must be True or False, not {getattr(self, name)!r}")

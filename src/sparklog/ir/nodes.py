@@ -52,6 +52,9 @@ class Layout:
     # behind it (its ``old`` version), else built once from a lower stratum's relation
     index_of: str | None = None
     lagging: bool = False
+    # relations of lower strata that the loop rounds of this one's stratum send, a copy to
+    # each of its sub-buckets, to the delta rows they join (rewrite/replicate.py)
+    replicated: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         assert all(0 <= k < self.arity for k in self.key), self

@@ -18,7 +18,9 @@ def print_plan(plan: Plan) -> str:
         for r in s.relations:
             lay = plan.layouts[r]
             lines.append(f"  layout {r}: bucket by {_cols(lay.key)}, "
-                         f"sub-buckets by {_cols(lay.hashed)}{_lattice(lay)}")
+                         f"sub-buckets by {_cols(lay.hashed)}{_lattice(lay)}"
+                         + (f"; {', '.join(lay.replicated)} sent to every sub-bucket of its "
+                            "delta each round" if lay.replicated else ""))
         read = {r for k in sp.preamble + sp.loop for r in k.reads()}
         for r in sorted(r for r in read | set(sp.indexes) if plan.layouts[r].index_of):
             lay = plan.layouts[r]

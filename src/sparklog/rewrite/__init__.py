@@ -2,7 +2,8 @@
 
 ``PASSES`` run in order on the checked program, each taking the program the one before
 made (checked again); :func:`planned` then lowers it (lower.py) and rewrites the plan:
-placement (layouts.py), then secondary indexes (indexes.py) when asked for.
+placement (layouts.py), then secondary indexes (indexes.py) when asked for. Program.plan_for
+applies the plan rewrites a run's options ask for between the two: totals.py, replicate.py.
 """
 
 from __future__ import annotations

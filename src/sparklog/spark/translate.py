@@ -392,6 +392,10 @@ def _scan(step: Scan, q: Query, store: Store) -> Query:
     hint = ""
     if on and not co:  # not partition-local: one side or both must move (PARALAGG §IV-D)
         hint = "/*+ BROADCAST(l) */ " if q.broadcast else ""
+        if replicated and _sent(step, q, store):
+            # a hash table of the copies, met by the delta rows in their stored order: a
+            # derived tuple's duplicates then come close together (rewrite/replicate.py)
+            hint = "/*+ SHUFFLE_HASH(r) */ "
         q.moved.append("delta" if q.broadcast else "outer" if homes is not None
                        else "inner" if inward is not None else "both")
     q.depth += 1
@@ -417,12 +421,22 @@ def _replicated(step: Scan, q: Query, store: Store, equi: bool) -> bool:
     A cross join (not ``equi``) pairs a small side with the rows in place already
     (_gathered); its copies, a shuffle of their own, pay only where the head keeps the
     rows' placement (_keeps_home): then the head's tuples need not cross the round's."""
+    if equi and _sent(step, q, store):
+        return True
     if store.options.join_planning == "off" or q.partitioned_as is None:
         return False
     if not equi and (q.kernel is None or not _keeps_home(q.kernel, q.partitioned_as, store)):
         return False
     copies = store.read_rows(step) * store.allocation(q.partitioned_as.relation).sub_buckets
     return copies < q.rows
+
+
+def _sent(step: Scan, q: Query, store: Store) -> bool:
+    """Whether the plan sends ``step``'s relation to every sub-bucket of the delta rows so
+    far (rewrite/replicate.py: a linear recursion placed by the columns its head keeps)."""
+    first = q.partitioned_as
+    return first is not None and first.version == DELTA \
+        and step.relation in store.layout(first.relation).replicated
 
 
 def _spread(step: Scan, q: Query, store: Store) -> bool:

@@ -1,0 +1,112 @@
+"""A linear recursion placed by the columns its head keeps, its lower relations sent to its
+delta (``--replicate-static``, rewrite/replicate.py), against the default placement by the
+join column: left-linear TC of real graphs, warm, in one session, beside DuckDB.
+
+    python3 -m benchmarks.replicate [--graphs email-Eu-core,Lederberg] [--repeat 3]
+                                    [--name replicate] [--no-duckdb]
+
+One ``local[2]`` session; each graph is evaluated once each way unmeasured (the JVM's
+warm-up), then ``--repeat`` times each way, the order alternating, and DuckDB's recursive
+CTE (``UNION``) on the same file after each pair. Every size is checked against
+../shared/data/README.md. Writes results/NAME.{json,md}: medians, the ratio of the two,
+and each against DuckDB, with the rounds' shuffled tuples and seconds of the last run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import json
+import os
+import statistics
+import time
+from pathlib import Path
+from typing import Any
+
+from benchmarks.real_graphs import EXPECTED, PROGRAM, duckdb_tc
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = ROOT.parent / "shared" / "data"
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--graphs", default="email-Eu-core,Lederberg")
+    p.add_argument("--repeat", type=int, default=3)
+    p.add_argument("--name", default="replicate")
+    p.add_argument("--no-duckdb", action="store_true")
+    p.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results")
+    args = p.parse_args()
+    import sparklog
+    from benchmarks.runner import machine_facts_static
+
+    base = sparklog.Engine(master="local[2]")
+    engines = {"default": base,
+               "replicated": sparklog.Engine(base.spark, replicate_static=True)}
+    report: dict[str, Any] = dict(date=_dt.datetime.now().isoformat(timespec="seconds"),
+                                  machine=machine_facts_static(), load_before=os.getloadavg(),
+                                  graphs=[])
+    for graph in args.graphs.split(","):
+        program = sparklog.Program.from_text(PROGRAM.format(name=f"{graph}.tsv"))
+        runs: dict[str, list[float]] = {name: [] for name in engines}
+        rounds: dict[str, list[dict[str, Any]]] = {}
+        ok, duck = True, []
+        for rep in range(args.repeat + 1):
+            order = list(engines.items())
+            for name, engine in order[::-1] if rep % 2 else order:
+                started = time.perf_counter()
+                result = engine.run(program, facts_dir=DATA)
+                size = result.size("tc")
+                seconds = round(time.perf_counter() - started, 2)
+                ok &= size == EXPECTED[f"{graph}.tsv"]
+                if rep:  # the first pass warms the JVM
+                    runs[name].append(seconds)
+                rounds[name] = [dict(iteration=r["iteration"], seconds=r["seconds"],
+                                     derivations=r["derivations"], shuffled=r["shuffled"])
+                                for r in result.stats if r["relation"] == "tc"]
+                print(f"{graph:14} {name:11} {seconds:7.2f} s", flush=True)
+            if rep and not args.no_duckdb:
+                seconds, size = duckdb_tc(DATA / f"{graph}.tsv")
+                ok &= size == EXPECTED[f"{graph}.tsv"]
+                duck.append(seconds)
+        report["graphs"].append(dict(graph=graph, runs=runs, duckdb=duck, ok=ok,
+                                     rounds=rounds))
+    report["load_after"] = os.getloadavg()
+    _write(args.out, args.name, report)
+    return 0 if all(g["ok"] for g in report["graphs"]) else 1
+
+
+def _write(out: Path, name: str, report: dict[str, Any]) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    (out / f"{name}.json").write_text(json.dumps(report, indent=1) + "\n")
+    machine = report["machine"]
+    lines = ["# Left-linear TC, placed by the join column (default) or with the edges sent "
+             "to the delta (`--replicate-static on`), warm", "",
+             f"{report['date']}, {machine.get('cpu_model', '')}, {machine.get('nproc', '')} "
+             f"cores, one `local[2]` session; load before {report['load_before'][0]:.1f}, "
+             f"after {report['load_after'][0]:.1f}. Medians of the runs after a warm-up "
+             "pass, the two ways alternating; DuckDB's recursive CTE on the same file in the "
+             "same process after each pair.", "",
+             "| graph | default s | replicated s | replicated ÷ default | DuckDB s "
+             "| default ÷ DuckDB | replicated ÷ DuckDB | all right |",
+             "| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |"]
+    for g in report["graphs"]:
+        a = statistics.median(g["runs"]["default"])
+        b = statistics.median(g["runs"]["replicated"])
+        d = statistics.median(g["duckdb"]) if g["duckdb"] else None
+        duck = (f"{d:.2f} | {a / d:.1f}x | {b / d:.1f}x" if d else " | | ")
+        lines.append(f"| {g['graph']} | {a:.2f} | {b:.2f} | {b / a:.2f} | {duck} | "
+                     f"{'yes' if g['ok'] else 'NO'} |")
+    lines += ["", "Rounds of the last run each way (seconds, derivations, tuples shuffled "
+              "to their home):", ""]
+    for g in report["graphs"]:
+        for way, rounds in g["rounds"].items():
+            lines.append(f"- {g['graph']}, {way}: " + "; ".join(
+                f"{r['iteration']}: {r['seconds']:.2f} s, {r['derivations']:,} derived, "
+                f"{r['shuffled']:,} shuffled" for r in rounds if r["iteration"]))
+    (out / f"{name}.md").write_text("\n".join(lines) + "\n")
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

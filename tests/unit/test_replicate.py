@@ -1,0 +1,97 @@
+"""Which relations rewrite/replicate.py places by the columns their head keeps, and which
+relations it sends to their delta (Options.replicate_static). No Spark."""
+
+from __future__ import annotations
+
+import pytest
+
+from sparklog.engine import Program
+from sparklog.ir.printer import print_plan
+
+DECLS = """
+.decl edge(x: number, y: number)
+.input edge
+.decl tc(x: number, y: number)
+"""
+
+
+def _layouts(text: str, strategy: str = "asis") -> dict[str, tuple[tuple[int, ...], tuple]]:
+    plan = Program.from_text(DECLS + text).plan_for(strategy, replicate=True)
+    return {r: (lay.key, lay.replicated) for r, lay in plan.layouts.items()}
+
+
+def test_left_linear_closure_is_placed_by_its_source_and_its_edges_sent_to_it():
+    text = "tc(x, y) :- edge(x, y).\ntc(x, y) :- tc(x, z), edge(z, y).\n"
+    assert _layouts(text)["tc"] == ((0,), ("edge",))
+    plain = Program.from_text(DECLS + text).plan_for("asis")  # off: placed by the join
+    assert plain.layouts["tc"].key == (1,) and plain.layouts["tc"].replicated == ()
+    assert ("  layout tc: bucket by (c0), sub-buckets by (c1); edge sent to every sub-bucket "
+            "of its delta each round") in print_plan(
+                Program.from_text(DECLS + text).plan_for("asis", replicate=True)).splitlines()
+
+
+def test_right_linear_closure_is_placed_by_its_target():
+    text = "tc(x, y) :- edge(x, y).\ntc(x, y) :- edge(x, z), tc(z, y).\n"
+    assert _layouts(text)["tc"] == ((1,), ("edge",))
+
+
+def test_several_lower_relations_filters_and_carried_columns():
+    text = """
+.decl w(x: number, c: number)
+.input w
+.decl p(x: number, y: number, c: number)
+p(x, y, 0) :- edge(x, y).
+p(x, y, c + d) :- p(x, z, c), edge(z, y), w(y, d), c < 10.
+"""
+    assert _layouts(text)["p"] == ((0,), ("edge", "w"))
+
+
+@pytest.mark.parametrize("text", [
+    # nonlinear: the second atom is the stratum's own relation
+    "tc(x, y) :- edge(x, y).\ntc(x, y) :- tc(x, z), tc(z, y).\n",
+    # same generation: no column of the head holds what the delta's holds there
+    "tc(x, x) :- edge(x, _).\ntc(x, y) :- edge(x, a), edge(y, b), tc(a, b).\n",
+    # a column kept, but moved to another position
+    "tc(x, y) :- edge(x, y).\ntc(y, x) :- tc(x, z), edge(z, y).\n",
+    # a loop rule that reads a relation of the stratum beside its delta (here itself)
+    "tc(x, y) :- edge(x, y).\ntc(x, y) :- tc(x, z), edge(z, y), tc(y, y).\n",
+], ids=["nonlinear", "same-generation", "moved", "two-reads"])
+def test_shapes_that_keep_their_placement(text):
+    layouts = _layouts(text)
+    assert all(replicated == () for _, replicated in layouts.values()), layouts
+
+
+def test_a_relation_another_relation_of_its_stratum_reads_keeps_its_placement():
+    text = """
+.decl a(x: number, y: number)
+.decl b(x: number, y: number)
+a(x, y) :- edge(x, y).
+a(x, y) :- a(x, z), edge(z, y).
+a(x, y) :- b(x, y).
+b(x, y) :- a(x, z), edge(z, y).
+"""
+    layouts = _layouts(text)
+    assert layouts["a"][1] == () and layouts["b"][1] == ()
+
+
+def test_lattice_relations_are_left_alone():
+    text = """
+.decl d(x: number, l: number)
+d(x, $MIN(0)) :- edge(x, _).
+d(y, $MIN(l + 1)) :- d(x, l), edge(x, y).
+"""
+    assert _layouts(text)["d"][1] == ()
+
+
+@pytest.mark.parametrize("flag", ["on", "off"])
+def test_explain_prints_the_relations_sent_to_the_delta(tmp_path, capsys, flag):
+    from sparklog.cli import main
+
+    path = tmp_path / "tc.dl"
+    path.write_text(DECLS + "tc(x, y) :- edge(x, y).\ntc(x, y) :- tc(x, z), edge(z, y).\n")
+    assert main(["explain", str(path), "--show", "ir", "--strategy", "asis",
+                 "--replicate-static", flag]) == 0
+    out = capsys.readouterr().out
+    sent = "edge sent to every sub-bucket of its delta each round"
+    assert (sent in out) == (flag == "on"), out
+    assert ("layout tc: bucket by (c0)" in out) == (flag == "on"), out
