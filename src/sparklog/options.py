@@ -150,8 +150,8 @@ class Options:
                 continue
             if not isinstance(value, int) or value < low:
                 raise UsageError(f"{name} must be at least {low}, not {value!r}")
-        for name in ("balance", "indexes", "replicate_static", "skip_idle", "retire_stages", "smart_end",
-                     "join_dedup", "inline_totals", "presum"):
+        for name in ("balance", "indexes", "replicate_static", "skip_idle", "retire_stages",
+                     "smart_end", "join_dedup", "inline_totals", "presum"):
             if not isinstance(getattr(self, name), bool):
                 raise UsageError(f"{name} must be True or False, not {getattr(self, name)!r}")
         if not isinstance(self.balance_ratio, (int, float)) or not self.balance_ratio >= 1:

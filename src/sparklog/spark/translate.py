@@ -420,7 +420,8 @@ def _replicated(step: Scan, q: Query, store: Store, equi: bool) -> bool:
     broadcast: nothing is collected to the driver, and no job starts while planning.
     A cross join (not ``equi``) pairs a small side with the rows in place already
     (_gathered); its copies, a shuffle of their own, pay only where the head keeps the
-    rows' placement (_keeps_home): then the head's tuples need not cross the round's."""
+    rows' placement (_keeps_home): then the head's tuples need not cross the round's.
+    Whatever the sizes, when the plan asks for it (_sent)."""
     if equi and _sent(step, q, store):
         return True
     if store.options.join_planning == "off" or q.partitioned_as is None:
