@@ -24,9 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.real_graphs import EXPECTED, PROGRAM, duckdb_tc
-
-ROOT = Path(__file__).resolve().parent.parent
-DATA = ROOT.parent / "shared" / "data"
+from benchmarks.settings import DATA, RESULTS
 
 
 def main() -> int:
@@ -36,7 +34,7 @@ def main() -> int:
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--name", default="replicate")
     p.add_argument("--no-duckdb", action="store_true")
-    p.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results")
+    p.add_argument("--out", type=Path, default=RESULTS)
     args = p.parse_args()
     import sparklog
     from benchmarks.runner import machine_facts_static

@@ -26,9 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.real_graphs import EXPECTED
-from benchmarks.settings import ROOT, _revision
-
-DATA = ROOT.parent / "shared" / "data"
+from benchmarks.settings import DATA, ROOT, _revision
 ONE = """
 import json, sys, time
 import sparklog

@@ -70,9 +70,10 @@ def _static_sides(kernel: Kernel, relation: str, stratum: set[str]) -> set[str] 
     bound = {a.name for a in steps[0].args if isinstance(a, n.Var)}
     sides: set[str] = set()
     for step in steps[1:]:
-        if isinstance(step, Filter | Bind):
-            if isinstance(step, Bind):
-                bound.add(step.var)
+        if isinstance(step, Bind):
+            bound.add(step.var)
+            continue
+        if isinstance(step, Filter):
             continue
         if not isinstance(step, Scan) or step.relation in stratum or step.exists \
                 or step.summed is not None:
