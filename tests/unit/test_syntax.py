@@ -477,3 +477,30 @@ def test_soufflés_older_conversion_functors_are_its_newer_ones():
         i = i.args[0]
     assert chain == ["to_number", "to_float", "to_unsigned", "to_float", "to_number",
                      "to_unsigned"]
+
+
+def test_the_parse_tables_are_kept_in_the_cache_and_a_damaged_entry_is_rebuilt(
+        tmp_path, monkeypatch):
+    """syntax/parser.py keeps the grammar's LALR tables in sparklog's cache: a second
+    build loads them, the loaded parser parses as the built one (positions too), and a
+    damaged entry is built again and replaced."""
+    from sparklog import cache
+    from sparklog.syntax import parser
+
+    monkeypatch.setenv(cache.ENV, str(tmp_path))
+    text = ".decl e(x: number)\ne(1).\np(x) :- e(x), x > 0.\n"
+    built = parser._parser.__wrapped__()
+    (entry,) = tmp_path.glob("grammar-*.lark")
+    assert entry.stat().st_size > 1000 and not list(tmp_path.glob("*.tmp"))
+    loaded = parser._parser.__wrapped__()
+    assert loaded is not built and loaded.parse(text) == built.parse(text)
+    tree = loaded.parse(text)
+    assert [t.meta.line for t in tree.children] == [t.meta.line for t in built.parse(text).children]
+    entry.write_bytes(b"not a pickle")
+    again = parser._parser.__wrapped__()
+    assert again.parse(text) == built.parse(text)
+    assert entry.read_bytes() != b"not a pickle"
+    monkeypatch.setenv(cache.ENV, "off")  # off: built, nothing written
+    entry.unlink()
+    assert parser._parser.__wrapped__().parse(text) == built.parse(text)
+    assert not list(tmp_path.iterdir())

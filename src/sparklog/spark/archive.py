@@ -10,8 +10,7 @@ same Spark jars maps it (``-XX:SharedArchiveFile``). The JVM checks an archive a
 class path itself and ignores one that does not match. benchmarks/results/programs.md
 measures runs with and without one.
 
-``SPARKLOG_CACHE_DIR`` names the folder (default ``$XDG_CACHE_HOME/sparklog``, else
-``~/.cache/sparklog``); ``SPARKLOG_CACHE_DIR=off`` turns the archive off.
+It lives in sparklog's cache folder (cache.py); ``SPARKLOG_CACHE_DIR=off`` turns it off.
 """
 
 from __future__ import annotations
@@ -21,7 +20,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-ENV = "SPARKLOG_CACHE_DIR"
+from sparklog.cache import ENV, folder_of  # noqa: F401 (ENV: the folder's variable)
+
 # The JVM reports on its archive with warnings on stdout (each class it leaves out while
 # writing one, a mismatch while mapping one), where sparklog writes a program's output.
 _QUIET = "-Xlog:cds=off -Xlog:cds+dynamic=off"
@@ -57,14 +57,6 @@ def choose(java_version: str, java_options: str, write: bool) -> Archive | None:
         return None  # an unwritable cache costs the speed-up only
     _sweep(folder)
     return Archive(path, path.with_name(f"{path.name}.{os.getpid()}.tmp"))
-
-
-def folder_of(environ) -> Path | None:
-    chosen = environ.get(ENV)
-    if chosen is not None:
-        return None if chosen.strip().lower() in ("off", "") else Path(chosen).expanduser()
-    cache = environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(cache) / "sparklog"
 
 
 def keep(archive: Archive, exit_code: int | None) -> bool:

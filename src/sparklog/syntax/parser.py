@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import hashlib
+import io
 import itertools
+import sys
 from collections.abc import Sequence
 from dataclasses import replace
 from functools import lru_cache
@@ -12,6 +15,7 @@ from pathlib import Path
 import lark
 from lark import Token, Transformer, v_args
 
+from sparklog import cache
 from sparklog.errors import Diagnostic, ParseError, Span
 from sparklog.syntax import components as comp
 from sparklog.syntax import nodes as n
@@ -29,13 +33,32 @@ _HINTS = frozenset({"btree", "btree_delete", "brie", "inline", "no_inline", "mag
                     "no_magic", "overridable", "nullary"})
 
 
+# LALR(1): linear time (benchmarks/results/parse.md: against the Earley parser it
+# replaced). The contextual lexer offers only the terminals the parser can take next, so a
+# word after a .decl is a qualifier where one may stand and a name elsewhere.
+_OPTIONS = {"parser": "lalr", "lexer": "contextual", "propagate_positions": True}
+
+
 @lru_cache(maxsize=1)
 def _parser() -> lark.Lark:
+    """The grammar's parser. Building its LALR tables takes 0.2-0.4 s of a cold
+    ``sparklog run``; they are kept in sparklog's cache (cache.py) under a name that hashes
+    the grammar, the options and the lark and Python versions, and loaded in about 0.015 s."""
     grammar = files("sparklog.syntax").joinpath("grammar.lark").read_text()
-    # LALR(1): linear time (benchmarks/results/parse.md: against the Earley parser it
-    # replaced). The contextual lexer offers only the terminals the parser can take next,
-    # so a word after a .decl is a qualifier where one may stand and a name elsewhere.
-    return lark.Lark(grammar, parser="lalr", lexer="contextual", propagate_positions=True)
+    key = hashlib.sha256(repr((grammar, sorted(_OPTIONS.items()), lark.__version__,
+                               sys.version_info[:2])).encode()).hexdigest()[:16]
+    name = f"grammar-{key}.lark"
+    kept = cache.read(name)
+    if kept is not None:
+        try:
+            return lark.Lark.load(io.BytesIO(kept))
+        except Exception:  # noqa: BLE001 (damaged: built again, and replaced below)
+            pass
+    parser = lark.Lark(grammar, **_OPTIONS)
+    tables = io.BytesIO()
+    parser.save(tables)
+    cache.write(name, tables.getvalue())
+    return parser
 
 
 @lru_cache(maxsize=1)
