@@ -56,8 +56,9 @@ the control); writes results/smart-end.{json,md}.
 contributions are each derived once stores a sum per key and round, ir/presum.py: PageRank
 a share per node, not one per edge); writes results/presum.{json,md}.
 
-``--compare replicate-static``: ``--replicate-static on`` against the default (a linear
-recursion placed by the join column); writes results/replicate-static.{json,md}.
+``--compare replicate-static``: ``--replicate-static off`` (a linear recursion placed by
+the join column) against the default ``auto`` (a closure's measured edges sent to its delta
+when their copies a round are few); writes results/replicate-static.{json,md}.
 ``lederberg`` is the left-linear TC of Lederberg.tsv.
 
 ``--compare revision --baseline REV``: the code of git revision REV (checked out into a
@@ -109,8 +110,8 @@ COMPARISONS = {
                   "Smart ends after no power of two (default)": []},
     "presum": {"every contribution stored": ["--no-presum"],
                "contributions summed per key (default)": []},
-    "replicate-static": {"placed by the join column (default)": [],
-                         "lower relations sent to the delta": ["--replicate-static", "on"]},
+    "replicate-static": {"placed by the join column (off)": ["--replicate-static", "off"],
+                         "edges sent to the delta (auto, default)": []},
     "revision": {},  # filled by main: the baseline's code, then this tree's
 }
 TITLES = {"jit": "JIT compilers of the local driver JVM",

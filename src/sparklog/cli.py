@@ -15,7 +15,7 @@ import threading
 from contextlib import contextmanager
 from pathlib import Path
 
-from sparklog.defaults import COMBINE, JOIN_PLANNING
+from sparklog.defaults import COMBINE, JOIN_PLANNING, REPLICATE, REPLICATE_ROWS
 from sparklog.options import DEFAULTS, PLAN_REUSE, STORED_FORMS, STRATEGIES
 from sparklog.errors import (DataError, Diagnostic, OutputError, SparklogError,
                              UsageError)
@@ -217,12 +217,14 @@ def _parser() -> argparse.ArgumentParser:
                      help="keep a second stored copy of a relation read by a join on columns "
                           "its placement does not serve, so no round reshuffles a stored "
                           "relation (secondary indexes); default %(default)s")
-    run.add_argument("--replicate-static", choices=("on", "off"),
-                     default="on" if DEFAULTS.replicate_static else "off",
+    run.add_argument("--replicate-static", choices=REPLICATE,
+                     default=DEFAULTS.replicate_static,
                      help="place a linear recursion that joins its delta to relations of "
                           "lower strata alone by the columns its head keeps, and send those "
                           "relations to every sub-bucket of it each round, so no derived "
-                          "tuple crosses a shuffle; default %(default)s")
+                          "tuple crosses a shuffle: auto does so for a closure whose "
+                          "measured edges make at most %d copies a round (arcs times "
+                          "partitions); default %%(default)s" % REPLICATE_ROWS)
     run.add_argument("--join-dedup", choices=("on", "off"),
                      default="on" if DEFAULTS.join_dedup else "off",
                      help="drop the variables a rule no longer needs, and the duplicate rows "
@@ -262,8 +264,8 @@ def _parser() -> argparse.ArgumentParser:
                      help="comma-separated: ast, strategies, strata, ir, spark-plan")
     exp.add_argument("-F", "--facts", type=Path, default=None)
     _strategy_option(exp)
-    exp.add_argument("--replicate-static", choices=("on", "off"),
-                     default="on" if DEFAULTS.replicate_static else "off",
+    exp.add_argument("--replicate-static", choices=REPLICATE,
+                     default=DEFAULTS.replicate_static,
                      help="as sparklog run's (default %(default)s)")
     _spark_options(exp)
     exp.set_defaults(func=_explain)
@@ -359,12 +361,11 @@ def _explain(args) -> int:
 
         engine = Engine(master=args.master, partitions=args.partitions, conf=conf,
                         strategy=args.strategy,
-                        replicate_static=args.replicate_static == "on")
+                        replicate_static=args.replicate_static)
         with _interrupts(engine.spark):
             print(explain(program, show, engine, args.facts, args.strategy))
         return 0
-    print(explain(program, show, engine, args.facts, args.strategy,
-                  args.replicate_static == "on"))
+    print(explain(program, show, engine, args.facts, args.strategy, args.replicate_static))
     return 0
 
 
@@ -427,7 +428,7 @@ def _run(args) -> int:
                         codegen_rows=args.codegen_rows, run_rows=args.run_rows,
                         rollover_rows=args.rollover_threshold,
                         indexes=args.indexes == "on",
-                        replicate_static=args.replicate_static == "on",
+                        replicate_static=args.replicate_static,
                         join_dedup=args.join_dedup == "on",
                         stored=args.stored,
                         strategy=args.strategy,

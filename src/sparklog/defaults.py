@@ -17,6 +17,14 @@ CODEGEN_CACHE_ENTRIES = 4096
 BROADCAST_ROWS = 50_000
 JOIN_PLANNING = ("replicate", "dynamic", "off")
 
+# A closure's edges sent to every sub-bucket of its delta (Options.replicate_static) under
+# "auto" while the copies a round makes, the measured arcs times the partitions, are at
+# most this many. Measured on two local cores (README, "Benchmarks"): email-Eu-core (51,000
+# copies a round) 0.82x the time warm, 0.90x cold; Lederberg 0.89x / 0.93x; p2p-Gnutella08
+# 0.85x; the 17-level tree (262,000 copies a round) 0.97x cold.
+REPLICATE_ROWS = 500_000
+REPLICATE = ("auto", "on", "off")
+
 # Partition-local combine (Options.combine): "auto" combines a relation's candidates inside
 # their partition before the round's one shuffle while its last counted round derived at
 # least this many times the tuples it kept; "on" always, "off" never. On two local cores a

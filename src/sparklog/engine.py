@@ -17,7 +17,7 @@ from sparklog.rewrite.arity import linears
 from sparklog.rewrite.closure import LENGTH, Choice, closures
 from sparklog.rewrite.doubling import chains
 from sparklog.rewrite.indexes import add_indexes
-from sparklog.rewrite.replicate import replicate_static
+from sparklog.rewrite.replicate import replicate_static, sendable
 from sparklog.rewrite.totals import inline_totals
 from sparklog.options import DEFAULTS, NAMES, Options
 from sparklog.semantics.checks import Checked, check
@@ -73,18 +73,19 @@ class Program:
     def plan_for(self, strategy: str = DEFAULTS.strategy, indexes: bool = True,
                  shapes: Mapping[str, tuple[int, ...]] | None = None,
                  totals: bool = DEFAULTS.inline_totals,
-                 replicate: bool = DEFAULTS.replicate_static) -> Plan:
+                 replicate: bool | frozenset[str] = False) -> Plan:
         """The plan a run with these options executes: closures rewritten for
         ``strategy``, totals read where they are summed if ``totals``
         (rewrite/totals.py), small sides sent to a linear recursion's delta if
-        ``replicate`` (rewrite/replicate.py), with secondary indexes (rewrite/indexes.py)
-        or without."""
+        ``replicate``, or those of the relations in it (rewrite/replicate.py), with
+        secondary indexes (rewrite/indexes.py) or without."""
         key = (strategy, tuple(sorted((shapes or {}).items())))
         if key + (indexes, totals, replicate) not in self._plans:
             self.rewritten(strategy, shapes)
             plan = self._plans[key + (False,)]
             plan = inline_totals(plan) if totals else plan
-            plan = replicate_static(plan) if replicate else plan
+            if replicate:
+                plan = replicate_static(plan, None if replicate is True else replicate)
             self._plans[key + (indexes, totals, replicate)] = \
                 add_indexes(plan) if indexes else plan
         return self._plans[key + (indexes, totals, replicate)]
@@ -227,7 +228,7 @@ class Engine:
         try:  # auto's measurement reads the inputs with the settings a run needs
             shapes = self.shapes(program, inputs, Path(facts_dir or "."))
             plan = program.plan_for(self.options.strategy, self.options.indexes, shapes,
-                                    self.options.inline_totals, self.options.replicate_static)
+                                    self.options.inline_totals, self.replicable(shapes))
         except BaseException:  # e.g. a DataFrame of the wrong arity
             session.restore(self.spark, previous)
             raise
@@ -270,11 +271,18 @@ class Engine:
     def shapes(self, program: Program, inputs: dict[str, Any], facts_dir: Path
                 ) -> dict[str, tuple[int, ...]]:
         """What ``auto`` measures before a run: the (arcs, nodes, tails, heads) of each input edge
-        relation of a closure that it chooses for."""
+        relation of a closure that it chooses a strategy for, or, under replicate_static
+        "auto", that is evaluated linearly (rewrite/replicate.py sends its edges by them)."""
         from sparklog.spark.load import shapes
 
+        def measured(c) -> bool:
+            strategy = c.pragma or self.options.strategy
+            return strategy == "auto" or self.options.replicate_static == "auto" and (
+                strategy in ("linear", "left", "right")
+                or strategy == "asis" and c.written != "nonlinear")
+
         edges = {c.edge for c in program.closures  # a graph per parameter value is not
-                 if (c.pragma or self.options.strategy) == "auto" and not c.parameters}
+                 if measured(c) and not c.parameters}
         if not edges:
             return {}
         from py4j.protocol import Py4JError
@@ -284,6 +292,12 @@ class Engine:
             return shapes(self.spark, program, edges, inputs, facts_dir)
         except (PySparkException, Py4JError):  # unreadable: the load reports it
             return {}
+
+
+    def replicable(self, shapes: Mapping[str, tuple[int, ...]]) -> bool | frozenset[str]:
+        """What rewrite/replicate.py may send to a linear recursion's delta, from what
+        auto measured (rewrite.replicate.sendable)."""
+        return sendable(self.options.replicate_static, shapes, self.options.partitions)
 
 
 def spark_message(exc: BaseException) -> str:

@@ -11,13 +11,13 @@ from sparklog.syntax.printer import print_clause, print_program
 
 def explain(program, show: set[str], engine=None, facts_dir: Path | None = None,
             strategy: str = DEFAULTS.strategy,
-            replicate: bool = DEFAULTS.replicate_static) -> str:
+            replicate: str = DEFAULTS.replicate_static) -> str:
     parts = []
     # what auto measures before a run, when there is data to measure
     shapes = engine.shapes(program, {}, facts_dir) if engine and facts_dir else {}
     plan = program.plan_for(strategy, engine.options.indexes if engine else True, shapes,
                             engine.options.inline_totals if engine else DEFAULTS.inline_totals,
-                            engine.options.replicate_static if engine else replicate)
+                            engine.replicable(shapes) if engine else replicate == "on")
     if "ast" in show:
         parts += ["== AST ==", print_program(program.ast)]
     if "strategies" in show:
@@ -77,7 +77,7 @@ def iteration_plan(engine, program, facts_dir: Path | None, shapes=None) -> str:
     from sparklog.spark import session
 
     plan = program.plan_for(engine.options.strategy, engine.options.indexes, shapes,
-                            engine.options.inline_totals, engine.options.replicate_static)
+                            engine.options.inline_totals, engine.replicable(shapes or {}))
     loop = next((sp for sp in plan.strata if sp.loop), None)
     if loop is None:
         return "(no recursive stratum)"

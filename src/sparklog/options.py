@@ -6,7 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 
 from sparklog.defaults import (BALANCE_EVERY, BALANCE_RATIO, BALANCE_ROWS, BROADCAST_ROWS,
-                               CODEGEN_ROWS, COMBINE, JOIN_PLANNING, RUN_ROWS, STORED)
+                               CODEGEN_ROWS, COMBINE, JOIN_PLANNING, REPLICATE, RUN_ROWS,
+                               STORED)
 from sparklog.errors import UsageError
 
 CHECKPOINTS = ("local", "reliable")
@@ -110,9 +111,12 @@ class Options:
     # A linear recursion whose rounds join its delta to relations of lower strata alone
     # (a closure's edges) placed by the columns its head keeps from the delta, those
     # relations sent to every sub-bucket of it each round: no derived tuple crosses a
-    # shuffle (rewrite/replicate.py). Off by default: the copies are the small side times
-    # the sub-buckets, which only pays where that side is small.
-    replicate_static: bool = False
+    # shuffle (rewrite/replicate.py). The copies are the small side times the sub-buckets,
+    # which pays only where that side is small: "auto" sends a closure's edges when auto's
+    # measurement found at most REPLICATE_ROWS copies a round (arcs times partitions),
+    # "on" sends every side of a recursion in the shape, "off" none. True and False are
+    # accepted as "on" and "off".
+    replicate_static: str = "auto"
     # The rows going into each join of a rule drop the variables nothing after it reads,
     # and the duplicates that leaves, inside their partition (translate._distinct_before):
     # a rule's later joins then run once per distinct binding they need. Off: every
@@ -133,10 +137,14 @@ class Options:
     def __post_init__(self) -> None:
         reuse = {True: "executed", False: "off"}.get(self.reuse_plans, self.reuse_plans)
         object.__setattr__(self, "reuse_plans", reuse)
+        replicate = {True: "on", False: "off"}.get(self.replicate_static,
+                                                   self.replicate_static)
+        object.__setattr__(self, "replicate_static", replicate)
         _one_of("checkpoint", self.checkpoint, CHECKPOINTS)
         _one_of("reuse_plans", self.reuse_plans, PLAN_REUSE)
         _one_of("join_planning", self.join_planning, JOIN_PLANNING)
         _one_of("combine", self.combine, COMBINE)
+        _one_of("replicate_static", self.replicate_static, REPLICATE)
         _one_of("strategy", self.strategy, STRATEGIES)
         _one_of("stored", self.stored, STORED_FORMS)
         if self.checkpoint == "reliable" and not self.checkpoint_dir:
@@ -150,7 +158,7 @@ class Options:
                 continue
             if not isinstance(value, int) or value < low:
                 raise UsageError(f"{name} must be at least {low}, not {value!r}")
-        for name in ("balance", "indexes", "replicate_static", "skip_idle", "retire_stages",
+        for name in ("balance", "indexes", "skip_idle", "retire_stages",
                      "smart_end", "join_dedup", "inline_totals", "presum"):
             if not isinstance(getattr(self, name), bool):
                 raise UsageError(f"{name} must be True or False, not {getattr(self, name)!r}")

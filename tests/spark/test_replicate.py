@@ -61,3 +61,25 @@ def test_random_closure_programs_agree_with_reference(spark, strategy):
     assert len(replicated) >= len(cases) // 3, len(replicated)  # the shape is drawn
     failed = [o for o in run_cases(engine, spark, cases) if o.status != "ok"]
     assert not failed, "\n".join(report(o) for o in failed)
+
+
+@pytest.mark.parametrize("strategy", ["auto", "left"])
+def test_by_default_a_linear_closure_over_few_measured_edges_is_sent_its_edges(
+        spark, strategy):
+    """replicate_static "auto" (the default): the closure's edges are measured (by auto's
+    measurement, also under a fixed linear strategy) and, their copies a round being few,
+    sent to the delta; "off" keeps the placement by the join column. Same closure."""
+    rng = random.Random(11)
+    edges = sorted({(rng.randrange(60), rng.randrange(60)) for _ in range(150)})
+    df = edges_df(spark, edges)
+    by = {}
+    for choice in ("auto", "off"):
+        engine = sparklog.Engine(spark=spark, partitions=2, strategy=strategy,
+                                 replicate_static=choice)
+        result = run(engine, TC, inputs={"edge": df})
+        assert rows(result["tc"]) == _closure(edges)
+        assert [s.strategy for s in result.strategies] == ["left"]
+        by[choice] = [r for r in result.stats if r["relation"] == "tc" and r["iteration"] > 0
+                      and r["derivations"]]
+    assert by["auto"] and all(r["shuffled"] == 0 for r in by["auto"]), by["auto"]
+    assert all(r["shuffled"] > 0 for r in by["off"]), by["off"]

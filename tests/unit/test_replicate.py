@@ -35,15 +35,17 @@ def test_right_linear_closure_is_placed_by_its_target():
     assert _layouts(text)["tc"] == ((1,), ("edge",))
 
 
-def test_several_lower_relations_filters_and_carried_columns():
-    text = """
+CARRIED = """
 .decl w(x: number, c: number)
 .input w
 .decl p(x: number, y: number, c: number)
 p(x, y, 0) :- edge(x, y).
 p(x, y, c + d) :- p(x, z, c), edge(z, y), w(y, d), c < 10.
 """
-    assert _layouts(text)["p"] == ((0,), ("edge", "w"))
+
+
+def test_several_lower_relations_filters_and_carried_columns():
+    assert _layouts(CARRIED)["p"] == ((0,), ("edge", "w"))
 
 
 @pytest.mark.parametrize("text", [
@@ -95,3 +97,39 @@ def test_explain_prints_the_relations_sent_to_the_delta(tmp_path, capsys, flag):
     sent = "edge sent to every sub-bucket of its delta each round"
     assert (sent in out) == (flag == "on"), out
     assert ("layout tc: bucket by (c0)" in out) == (flag == "on"), out
+
+
+def test_auto_sends_only_measured_edges_whose_copies_a_round_are_few():
+    """Under "auto" the caller measured the closures' edges (arcs first): a relation is
+    sent when its arcs times the partitions are at most the bound; "on" and "off" do not
+    look at sizes, and an unmeasured relation is never sent under "auto"."""
+    from sparklog.defaults import REPLICATE_ROWS
+    from sparklog.options import Options
+    from sparklog.rewrite.replicate import sendable
+
+    shapes = {"edge": (REPLICATE_ROWS // 4, 100, 10, 10),
+              "big": (REPLICATE_ROWS // 4 + 1, 100, 10, 10)}
+    assert sendable("auto", shapes, 4) == {"edge"}
+    assert sendable("auto", shapes, 5) == frozenset()
+    assert sendable("auto", {}, 2) == frozenset()
+    assert sendable("on", {}, 2) is True and sendable("off", shapes, 2) is False
+    text = "tc(x, y) :- edge(x, y).\ntc(x, y) :- tc(x, z), edge(z, y).\n"
+    program = Program.from_text(DECLS + text)
+    assert program.plan_for("asis", replicate=frozenset({"edge"})).layouts["tc"] \
+        .replicated == ("edge",)
+    assert program.plan_for("asis", replicate=frozenset({"big"})).layouts["tc"] \
+        .replicated == ()
+    # the option's spellings: True and False are "on" and "off"; "auto" is the default
+    assert Options().replicate_static == "auto"
+    assert Options(replicate_static=True).replicate_static == "on"
+    assert Options(replicate_static=False).replicate_static == "off"
+    with pytest.raises(Exception, match="replicate_static must be one of auto, on, off"):
+        Options(replicate_static="sometimes")
+
+
+def test_a_recursion_joining_a_relation_that_is_not_sendable_keeps_its_placement():
+    program = Program.from_text(DECLS + CARRIED)
+    assert program.plan_for("asis", replicate=frozenset({"edge"})).layouts["p"] \
+        .replicated == ()
+    assert program.plan_for("asis", replicate=frozenset({"edge", "w"})).layouts["p"] \
+        .replicated == ("edge", "w")

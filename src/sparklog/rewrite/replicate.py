@@ -19,23 +19,27 @@ Applied to a set relation of a recursive stratum when (1) each of its loop kerne
 its delta first and, after it, only relations of lower strata (positive scans, filters,
 binds: no negation or aggregate), (2) some columns of the head hold the same variables
 as the delta scan's same columns in every such kernel (those become the bucket), and (3)
-nothing else in the stratum reads it. Sizes are not known here, so it is asked for
-(Options.replicate_static): the copies are the small side times the sub-buckets, which
-pays where that side is small next to the rows its rounds derive (a graph's edges next to
-its closure) and on few partitions.
+nothing else in the stratum reads it. Sizes are not known here, so the caller says which
+relations may be sent (Options.replicate_static; under "auto", the edges of closures whose
+measured arcs times the partitions are few, Engine.replicable): the copies are the small
+side times the sub-buckets, which pays where that side is small next to the rows its
+rounds derive (a graph's edges next to its closure) and on few partitions.
 """
 
 from __future__ import annotations
 
+from collections.abc import Collection, Mapping
 from dataclasses import replace
 
+from sparklog.defaults import REPLICATE_ROWS
 from sparklog.ir.nodes import DELTA, Bind, Filter, Kernel, Plan, Scan
 from sparklog.syntax import nodes as n
 
 
-def replicate_static(plan: Plan) -> Plan:
+def replicate_static(plan: Plan, sendable: Collection[str] | None = None) -> Plan:
     """The plan with each relation that qualifies (above) placed by the columns its head
-    keeps from its delta scan, and its joined relations marked as sent to its delta."""
+    keeps from its delta scan, and its joined relations marked as sent to its delta; with
+    ``sendable``, only those whose joined relations are all in it."""
     layouts = dict(plan.layouts)
     for sp in plan.strata:
         if not sp.stratum.recursive:
@@ -49,7 +53,8 @@ def replicate_static(plan: Plan) -> Plan:
             if not mine or any(relation in k.reads() for k in others):
                 continue
             sides = [_static_sides(k, relation, set(sp.relations)) for k in mine]
-            if any(s is None for s in sides):
+            if any(s is None for s in sides) or sendable is not None and any(
+                    not s <= set(sendable) for s in sides):
                 continue
             kept = set.intersection(*(_kept_columns(k) for k in mine))
             if not kept:
@@ -57,6 +62,22 @@ def replicate_static(plan: Plan) -> Plan:
             layouts[relation] = replace(layout, key=tuple(sorted(kept)), replicated=tuple(
                 sorted(set().union(*sides))))
     return replace(plan, layouts=layouts)
+
+
+def sendable(choice: str, shapes: Mapping[str, tuple[int, ...]], partitions: int,
+             bound: int = REPLICATE_ROWS) -> bool | frozenset[str]:
+    """What :func:`replicate_static` may send under the option ``choice``: every relation
+    ("on"), none ("off"), or ("auto") the edge relations auto measured (``shapes``: arcs
+    first) whose copies a round, arcs times ``partitions``, are at most ``bound``.
+
+    >>> sorted(sendable("auto", {"edge": (25_571, 1_005), "big": (900_000, 10)}, 2))
+    ['edge']
+    >>> sendable("on", {}, 2), sendable("off", {"edge": (10, 5)}, 2)
+    (True, False)
+    """
+    if choice != "auto":
+        return choice == "on"
+    return frozenset(edge for edge, (arcs, *_) in shapes.items() if arcs * partitions <= bound)
 
 
 def _static_sides(kernel: Kernel, relation: str, stratum: set[str]) -> set[str] | None:
