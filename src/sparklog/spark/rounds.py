@@ -26,7 +26,7 @@ from typing import Any
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from sparklog.ir.nodes import Kernel, Scan, StratumPlan
+from sparklog.ir.nodes import FULL, Kernel, Scan, StratumPlan
 from sparklog.ir.smart import smart_lengths
 from sparklog.ir.presum import guarded, presummed
 from sparklog.ir.stages import advances, stages
@@ -34,6 +34,7 @@ from sparklog.spark import jvm
 from sparklog.spark.jvm import stored_rdd as _stored_rdd
 from sparklog.spark.session import FACTORY_MODE
 from sparklog.spark.jobs import _Job
+from sparklog.spark.balance import home_sql
 from sparklog.spark.storage import Database, Metrics, _checkpoint, _spark_type, empty_frame
 from sparklog.spark.translate import (IT, NEWEST, Combine, creates_symbols, kernel_query,
                                       kernel_symbols)
@@ -78,6 +79,10 @@ def _evaluate_stratum(db: Database, sp: StratumPlan, stats: Stats) -> None:
     db.presums = presummed(sp, db.plan) if db.options.presum else {}
     db.guarded = guarded(db.presums)
     try:
+        projected = _projection(db, sp)
+        if projected is not None:
+            _project(db, sp, *projected, stats)
+            return
         _round(db, sp, sp.preamble, stats)
         if sp.stratum.recursive:
             _loop(db, sp, stats)
@@ -87,6 +92,74 @@ def _evaluate_stratum(db: Database, sp: StratumPlan, stats: Stats) -> None:
         db.delta_low.clear()
         db.smart, db.powers = {}, {}
         db.presums, db.guarded = {}, set()
+
+
+def _projection(db: Database, sp: StratumPlan) -> tuple[Kernel, Scan] | None:
+    """The rule and scan of a stratum that only projects a $MIN/$MAX relation's value
+    away, keeping each of its other columns where it is: ``tc(x, y) :- tc@len(x, y, _)``,
+    the last stratum of every Smart, Balance and Thirds closure (rewrite/closure.py).
+    Such a relation holds one row per key, so the projection holds no duplicate, and where
+    the head relation is placed as the scanned one (translate._keeps_home) each of its rows
+    is already home: its runs are then the scanned relation's, projected (:func:`_project`),
+    and no job copies them. None for any other stratum, and while the scanned relation is
+    not computed yet (deferred) or holds stale rows (Database.compact)."""
+    if sp.stratum.recursive or sp.loop or len(sp.preamble) != 1:
+        return None
+    (kernel,) = sp.preamble
+    head, scan = kernel.relation, kernel.steps[0]
+    if len(kernel.steps) != 1 or head in db.stored or not isinstance(scan, Scan) \
+            or scan.exists or scan.summed is not None or scan.version != FULL:
+        return None
+    source, mine = db.layout(scan.relation), db.layout(head)
+    value = source.dependent
+    if source.lattice not in ("min", "max") or value != len(kernel.head) \
+            or len(scan.args) != value + 1 or mine.lattice is not None \
+            or mine.index_of is not None or mine.replicated:
+        return None
+    names = [t.name if isinstance(t, n.Var) else None for t in kernel.head]
+    if None in names or len(set(names)) != len(names) or any(
+            not isinstance(a, n.Var) or a.name != name
+            for a, name in zip(scan.args, names)) or isinstance(
+            scan.args[value], n.Var) and scan.args[value].name in names \
+            or not isinstance(scan.args[value], n.Var | n.Wildcard):
+        return None
+    if db.kinds(head) != db.kinds(scan.relation)[:value] or scan.relation not in db.stored \
+            or db.stale.get(scan.relation) or any(
+                e[0] is run for e in db.pending for run in db.runs(scan.relation)):
+        return None
+    allocation = db.allocation(scan.relation)
+    if home_sql(mine, db.kinds(head), allocation, lambda i: f"c{i}") != home_sql(
+            source, db.kinds(scan.relation), allocation, lambda i: f"c{i}"):
+        return None
+    return kernel, scan
+
+
+def _project(db: Database, sp: StratumPlan, kernel: Kernel, scan: Scan, stats: Stats
+             ) -> None:
+    """The head relation's runs as the scanned relation's runs, projected (_projection):
+    their rows, partitions and sizes are the scanned relation's, and no job runs."""
+    started = time.perf_counter()
+    head, source = kernel.relation, scan.relation
+    db.allocations[head] = db.allocation(source)
+    stored = db.columns(head).stored
+    runs = []
+    for run in db.runs(source):
+        view = DataFrame(run._jdf.select(stored), db.spark)
+        for kept in ("_sparklog_rows", "_sparklog_parts"):
+            if kept in run.__dict__:
+                view.__dict__[kept] = run.__dict__[kept]
+        view.__dict__["_sparklog_rdd"] = None  # its blocks are the source's: never freed here
+        runs.append(view)
+    db.sealed[head], db.stored[head] = runs[:-1], runs[-1]
+    db.partition_sizes[head] = list(db.partition_sizes[source])
+    rows = db.sizes[head] = db.sizes[source]
+    db.last_delta[head] = rows
+    if rows:
+        db.last_news[head] = rows
+    stats.add(**_record(db, sp, head, 0, rows, rows), rules={print_clause(kernel.clause): rows},
+              combined=False, shuffled=0, inner_iteration=0, largest_inner=None,
+              outer="local", seconds=round(time.perf_counter() - started, 4), spark_jobs=0,
+              unread=0, written=0)
 
 
 def _loop(db: Database, sp: StratumPlan, stats: Stats) -> None:
