@@ -19,10 +19,12 @@ JOIN_PLANNING = ("replicate", "dynamic", "off")
 
 # A closure's edges sent to every sub-bucket of its delta (Options.replicate_static) under
 # "auto" while the copies a round makes, the measured arcs times the partitions, are at
-# most this many. Measured on two local cores (README, "Benchmarks"): email-Eu-core (51,000
-# copies a round) 0.82x the time warm, 0.90x cold; Lederberg 0.89x / 0.93x; p2p-Gnutella08
-# 0.85x; the 17-level tree (262,000 copies a round) 0.97x cold.
-REPLICATE_ROWS = 500_000
+# most this many. Cold `sparklog run`s on two local cores (README, "Benchmarks";
+# benchmarks/results/replicate-static.md), off over auto: email-Eu-core, 48,000 copies a
+# round, 1.14; Lederberg, 82,000, 1.08; chain(1000) left-linear, 2,000, 1.11; the 17-level
+# tree, 262,000 copies a round for 2 derivations a delta row, 0.93 (1.03 the stop before):
+# the bound lies between the wins and the tree.
+REPLICATE_ROWS = 200_000
 REPLICATE = ("auto", "on", "off")
 
 # Partition-local combine (Options.combine): "auto" combines a relation's candidates inside
