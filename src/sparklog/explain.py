@@ -24,7 +24,7 @@ def explain(program, show: set[str], engine=None, facts_dir: Path | None = None,
         from sparklog.rewrite.limits import notes
 
         text = "\n".join(filter(None, [strategies(program, strategy, shapes),
-                                       *notes(program.checked)]))
+                                       *sent(plan, engine, shapes), *notes(program.checked)]))
         if text:
             parts += ["== strategies ==", text]
     if "strata" in show:
@@ -64,6 +64,26 @@ def strategies(program, strategy: str, shapes=None) -> str:
         lines += [f"  {print_clause(k)}" for k in rewritten.clauses
                   if k.head.relation in mine]
     return "\n".join(lines)
+
+
+def sent(plan, engine, shapes) -> list[str]:
+    """Under replicate_static "auto", for each measured edge relation: whether it is sent
+    to the delta of the recursion that joins it, and the copies a round that decided it."""
+    if engine is None or engine.options.replicate_static != "auto" or not shapes:
+        return []
+    from sparklog.defaults import REPLICATE_ROWS
+
+    parts, lines = engine.options.partitions, []
+    for edge, (arcs, *_) in sorted(shapes.items()):
+        readers = sorted(r for r, lay in plan.layouts.items() if edge in lay.replicated)
+        copies = f"{arcs:,} arcs x {parts} partitions = {arcs * parts:,} copies a round"
+        if readers:
+            lines.append(f"{edge}: sent to every sub-bucket of the delta of "
+                         f"{', '.join(readers)} ({copies}, at most {REPLICATE_ROWS:,})")
+        elif arcs * parts > REPLICATE_ROWS:
+            lines.append(f"{edge}: not sent to a delta ({copies}, over {REPLICATE_ROWS:,}; "
+                         "--replicate-static on sends it)")
+    return lines
 
 
 def iteration_plan(engine, program, facts_dir: Path | None, shapes=None) -> str:

@@ -83,3 +83,23 @@ def test_by_default_a_linear_closure_over_few_measured_edges_is_sent_its_edges(
                       and r["derivations"]]
     assert by["auto"] and all(r["shuffled"] == 0 for r in by["auto"]), by["auto"]
     assert all(r["shuffled"] > 0 for r in by["off"]), by["off"]
+
+
+def test_explain_says_whether_auto_sends_the_measured_edges(spark, tmp_path):
+    """`sparklog explain -F` under replicate_static auto: the measured edges, their copies
+    a round, and whether that is within the bound (rewrite/replicate.sendable)."""
+    from sparklog.explain import explain
+
+    edges = sorted({(i, (i * 7 + 3) % 150) for i in range(150)})
+    (tmp_path / "edge.facts").write_text("".join(f"{a}\t{b}\n" for a, b in edges))
+    program = sparklog.Program.from_text(TC)
+    few = explain(program, {"strategies"}, sparklog.Engine(spark=spark, partitions=2,
+                                                           strategy="left"), tmp_path, "left")
+    assert "edge: sent to every sub-bucket of the delta of tc (" in few, few
+    assert "x 2 partitions" in few and "at most 200,000)" in few
+    many = explain(program, {"strategies"}, sparklog.Engine(spark=spark, partitions=2000,
+                                                            strategy="left"), tmp_path, "left")
+    assert "edge: not sent to a delta (" in many and "x 2000 partitions" in many, many
+    off = explain(program, {"strategies"}, sparklog.Engine(
+        spark=spark, partitions=2, strategy="left", replicate_static="off"), tmp_path, "left")
+    assert "sent" not in off, off
