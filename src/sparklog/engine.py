@@ -293,7 +293,6 @@ class Engine:
         except (PySparkException, Py4JError):  # unreadable: the load reports it
             return {}
 
-
     def replicable(self, shapes: Mapping[str, tuple[int, ...]]) -> bool | frozenset[str]:
         """What rewrite/replicate.py may send to a linear recursion's delta, from what
         auto measured (rewrite.replicate.sendable)."""

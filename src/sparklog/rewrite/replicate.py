@@ -36,10 +36,10 @@ from sparklog.ir.nodes import DELTA, Bind, Filter, Kernel, Plan, Scan
 from sparklog.syntax import nodes as n
 
 
-def replicate_static(plan: Plan, sendable: Collection[str] | None = None) -> Plan:
+def replicate_static(plan: Plan, allowed: Collection[str] | None = None) -> Plan:
     """The plan with each relation that qualifies (above) placed by the columns its head
     keeps from its delta scan, and its joined relations marked as sent to its delta; with
-    ``sendable``, only those whose joined relations are all in it."""
+    ``allowed``, only those whose joined relations are all in it."""
     layouts = dict(plan.layouts)
     for sp in plan.strata:
         if not sp.stratum.recursive:
@@ -53,8 +53,8 @@ def replicate_static(plan: Plan, sendable: Collection[str] | None = None) -> Pla
             if not mine or any(relation in k.reads() for k in others):
                 continue
             sides = [_static_sides(k, relation, set(sp.relations)) for k in mine]
-            if any(s is None for s in sides) or sendable is not None and any(
-                    not s <= set(sendable) for s in sides):
+            if any(s is None for s in sides) or allowed is not None and any(
+                    not s <= set(allowed) for s in sides):
                 continue
             kept = set.intersection(*(_kept_columns(k) for k in mine))
             if not kept:
