@@ -61,6 +61,10 @@ the join column) against the default ``auto`` (a closure's measured edges sent t
 when their copies a round are few); writes results/replicate-static.{json,md}.
 ``lederberg`` is the left-linear TC of Lederberg.tsv.
 
+``--compare stored-compression``: ``--stored compressed`` (Spark's compression schemes
+encode every stored batch) against the default ``columnar`` (plain batches); writes
+results/stored-compression.{json,md}.
+
 ``--compare revision --baseline REV``: the code of git revision REV (checked out into a
 temporary worktree) against this tree, same flags; writes results/revision.{json,md}.
 ``tree17-auto`` is the tree's closure with the default strategy (auto: Smart).
@@ -112,6 +116,8 @@ COMPARISONS = {
                "contributions summed per key (default)": []},
     "replicate-static": {"placed by the join column (off)": ["--replicate-static", "off"],
                          "edges sent to the delta (auto, default)": []},
+    "stored-compression": {"compressed column batches": ["--stored", "compressed"],
+                           "plain column batches (default)": []},
     "revision": {},  # filled by main: the baseline's code, then this tree's
 }
 TITLES = {"jit": "JIT compilers of the local driver JVM",
@@ -124,6 +130,8 @@ TITLES = {"jit": "JIT compilers of the local driver JVM",
           "presum": "$SUM contributions summed per key before they are stored (--no-presum)",
           "replicate-static": "A linear recursion placed by the columns its head keeps, "
                               "its edges sent to the delta (--replicate-static)",
+          "stored-compression": "Stored versions as compressed or plain column batches "
+                                "(--stored compressed|columnar)",
           "revision": "This tree against an earlier revision"}
 STRATA = 60
 
@@ -440,10 +448,7 @@ def _revision(rev: str, where: Path, report: dict[str, Any]) -> str:
 
 def _write(out: Path, report: dict[str, Any]) -> None:
     out.mkdir(parents=True, exist_ok=True)
-    stem = {"jit": "jit", "c2-late": "c2-late", "code-cache": "code-cache",
-            "combine": "combine-cold", "join-dedup": "join-dedup",
-            "inline-totals": "inline-totals", "smart-end": "smart-end", "presum": "presum",
-            "replicate-static": "replicate-static", "revision": "revision"}[report["compare"]]
+    stem = {"combine": "combine-cold"}.get(report["compare"], report["compare"])
     (out / f"{stem}.json").write_text(json.dumps(report, indent=1) + "\n")
     first, second = report["settings"]
     lines = [f"# {TITLES[report['compare']]} (cold `sparklog run`, wall seconds)", "",

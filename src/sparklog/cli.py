@@ -232,9 +232,10 @@ def _parser() -> argparse.ArgumentParser:
     _strategy_option(run)
     run.add_argument("--stored", choices=STORED_FORMS, default=DEFAULTS.stored,
                      help="how stored versions sit in Spark's block storage: columnar "
-                          "(compressed column batches, about a tenth of the memory of "
-                          "deserialized row objects), deserialized, or serialized (about a "
-                          "twelfth, and slower to read back); default %(default)s")
+                          "(column batches, about a quarter of the memory of deserialized "
+                          "row objects), compressed (column batches compressed, a few "
+                          "bytes a tuple, slower to write), deserialized, or serialized "
+                          "(slower to read back); default %(default)s")
     run.add_argument("--rollover-threshold", type=int, default=DEFAULTS.rollover_rows,
                      metavar="T",
                      help="run a round whose join output is estimated over T tuples as inner "

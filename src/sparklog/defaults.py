@@ -36,11 +36,11 @@ REPLICATE = ("auto", "on", "off")
 COMBINE_RATIO = 2.0
 COMBINE = ("auto", "on", "off")
 
-# How stored versions sit in block storage (Options.stored): as Spark's compressed column
-# batches, a fraction of the memory of row objects (1.1 bytes a tuple of chain(2000)'s
-# closure against 100: benchmarks/results/storage-columnar.md) and no slower: whole
-# cold runs took 0.87-1.02 of the deserialized form's time on chains, trees, PageRank and
-# CC (benchmarks/results/stored_ab.md).
+# How stored versions sit in block storage (Options.stored): as Spark's column batches,
+# plain, 24 bytes a stored two-number tuple with its stamps against about 100 as row
+# objects. Compressed batches take a few bytes a tuple but cost about three times the
+# seconds to build (2.4 million rows: 0.99 s against 0.29), which whole runs pay at every
+# store and merge (benchmarks/results/stored-compression.md).
 STORED = "columnar"
 
 # A set relation's newest run is sealed once it holds this many rows (Options.run_rows, see

@@ -11,7 +11,7 @@ from sparklog.defaults import (BALANCE_EVERY, BALANCE_RATIO, BALANCE_ROWS, BROAD
 from sparklog.errors import UsageError
 
 CHECKPOINTS = ("local", "reliable")
-STORED_FORMS = ("columnar", "deserialized", "serialized")  # see Options.stored
+STORED_FORMS = ("columnar", "compressed", "deserialized", "serialized")  # see Options.stored
 PLAN_REUSE = ("executed", "optimized", "off")  # how loop rounds after the first are planned
 # How a transitive closure is evaluated (rewrite/closure.py): "auto" chooses, "asis" runs
 # the rules as written, the others are Afrati & Ullman's length partitions; "doubling"
@@ -123,12 +123,14 @@ class Options:
     # binding of the earlier atoms goes on.
     join_dedup: bool = True
     # How stored versions sit in block storage (local checkpoints), one of STORED_FORMS:
-    # "columnar", Spark's compressed column batches (jvm.columnar_of: about 10 bytes per
-    # stored tuple of two numbers); "deserialized", row objects (about 100 bytes; what
-    # Spark's localCheckpoint keeps); "serialized", rows serialized (about 8 bytes), read
-    # back row by row every round: with Kryo as the session's serializer (what `sparklog
-    # run --stored serialized` sets) about 1.3 times as slow as deserialized, with Spark's
-    # Java serialization 2-3 times.
+    # "columnar", Spark's column batches, plain (jvm.columnar_of: 24 bytes per stored
+    # tuple of two numbers and its two stamps); "compressed", the same batches encoded by
+    # Spark's compression schemes (a few bytes a tuple, about three times the seconds to
+    # build); "deserialized", row objects (about 100 bytes; what Spark's localCheckpoint
+    # keeps); "serialized", rows serialized (about 8 bytes), read back row by row every
+    # round: with Kryo as the session's serializer (what `sparklog run --stored
+    # serialized` sets) about 1.3 times as slow as deserialized, with Spark's Java
+    # serialization 2-3 times.
     stored: str = STORED
     # How each transitive closure is evaluated (rewrite/closure.py, Afrati & Ullman §2):
     # one of STRATEGIES; a relation's `.pragma r(strategy=...)` overrides it.
@@ -174,7 +176,11 @@ class Options:
 
     @property
     def columnar(self) -> bool:
-        return self.stored == "columnar" and self.checkpoint == "local"
+        return self.stored in ("columnar", "compressed") and self.checkpoint == "local"
+
+    @property
+    def compressed(self) -> bool:
+        return self.stored == "compressed"
 
     @property
     def defers(self) -> bool:

@@ -378,7 +378,8 @@ def test_negative_stall_timeout_is_a_usage_error(tc_dir, capsys):
     (dict(stall_seconds=0), "stall_seconds must be None or more than 0"),
     (dict(broadcast_rows=-1), "broadcast_rows must be at least 0, not -1"),
     (dict(combine="x"), "combine must be one of auto, on, off, not 'x'"),
-    (dict(stored="rows"), "stored must be one of columnar, deserialized, serialized, not 'rows'"),
+    (dict(stored="rows"),
+     "stored must be one of columnar, compressed, deserialized, serialized, not 'rows'"),
     (dict(bogus=1), "unknown Engine option 'bogus'"),
 ])
 def test_engine_options_are_validated_before_spark_starts(options, message):

@@ -139,14 +139,14 @@ def scan_rdd(df: DataFrame) -> Any:
     return df.__dict__["_sparklog_scan"]
 
 
-# Versions stored columnar (Options.stored): Spark's compressed column batches, what its
-# in-memory table cache keeps, written and read by the cache's own serializer (the
-# CachedBatchSerializer developer API: DefaultCachedBatchSerializer). A stored tuple then
-# takes a few bytes of block storage instead of a row object's, and storing takes no
-# per-row size estimate (block storage samples the size of row objects as it fills;
-# README, "Storage that follows the delta", has the measurements). The scan that
-# reads a version decodes its batches back into rows: an RDD named _COLUMNAR_SCAN, a
-# narrow map over the batch RDD. Nothing here keeps a reference to either, so Spark's
+# Versions stored columnar (Options.stored): Spark's column batches, plain or compressed,
+# what its in-memory table cache keeps, written and read by the cache's own serializer
+# (the CachedBatchSerializer developer API: DefaultCachedBatchSerializer). A stored tuple
+# then takes a quarter of a row object's bytes of block storage, or a few bytes
+# compressed, and storing takes no per-row size estimate (block storage samples the size
+# of row objects as it fills; README, "Storage that follows the delta", has the
+# measurements). The scan that reads a version decodes its batches back into rows: an
+# RDD named _COLUMNAR_SCAN, a narrow map over the batch RDD. Nothing here keeps a reference to either, so Spark's
 # cleaner frees the blocks of a version nobody holds, as it does a local checkpoint's.
 _COLUMNAR_SCAN = "sparklog columnar scan"
 
@@ -156,17 +156,28 @@ def _batches(scan: Any) -> Any:
     return scan.dependencies().head().rdd()
 
 
-def _batch_serializer(spark: SparkSession) -> tuple[Any, Any]:
-    """Spark's default CachedBatchSerializer and the session's SQLConf."""
-    key = (id(spark), "batches")
+def _batch_serializer(spark: SparkSession, compressed: bool | None = None
+                      ) -> tuple[Any, Any]:
+    """Spark's default CachedBatchSerializer and the session's SQLConf; with ``compressed``
+    True or False, a copy of it (taken once per session) that says whether the batches it
+    builds are compressed (``spark.sql.inMemoryColumnarStorage.compressed``), whatever the
+    session's own setting, which is left alone."""
+    key = (id(spark), "batches", compressed)
     if key not in _JCLASSES:
-        _JCLASSES[key] = (jclass(spark, "org.apache.spark.sql.execution.columnar."
-                                        "DefaultCachedBatchSerializer")(),
-                          spark._jsparkSession.sessionState().conf())
+        serializer = jclass(spark, "org.apache.spark.sql.execution.columnar."
+                                   "DefaultCachedBatchSerializer")()
+        conf = spark._jsparkSession.sessionState().conf()
+        if compressed is not None:
+            conf = conf.clone()
+            conf.setConfString(_COMPRESSED, "true" if compressed else "false")
+        _JCLASSES[key] = (serializer, conf)
     return _JCLASSES[key]
 
 
-def columnar_of(df: DataFrame, eager: bool) -> DataFrame:
+_COMPRESSED = "spark.sql.inMemoryColumnarStorage.compressed"
+
+
+def columnar_of(df: DataFrame, eager: bool, compressed: bool) -> DataFrame:
     """``df`` stored columnar by a local checkpoint of its batches: its executed plan's
     rows encoded into column batches (lazily: the first job that computes them stores
     them; ``eager`` runs that job now), read back through a LogicalRDD with the output
@@ -174,26 +185,29 @@ def columnar_of(df: DataFrame, eager: bool) -> DataFrame:
     makes one, and no size estimate (see :func:`without_estimates`). Unlike
     localCheckpoint no SQL action is run to build it: ``df``'s own executed plan, planned
     once (its placement check plans it), computes the rows, and its observed metrics are
-    read off that plan."""
+    read off that plan. ``compressed``: the batches encoded by Spark's compression schemes
+    (a few bytes a tuple, about three times the seconds to build), else plain."""
     spark = df.sparkSession
     execution = df._jdf.queryExecution()
     plan = execution.executedPlan()
     output = execution.analyzed().output()
     partitioning = _named(spark, output, plan.outputPartitioning())
-    return _stored_columnar(spark, plan, output, partitioning, plan.outputOrdering(), eager)
+    return _stored_columnar(spark, plan, output, partitioning, plan.outputOrdering(), eager,
+                            compressed)
 
 
-def columnar(spark: SparkSession, kept: Executed, plan: Any, eager: bool) -> DataFrame:
+def columnar(spark: SparkSession, kept: Executed, plan: Any, eager: bool, compressed: bool
+             ) -> DataFrame:
     """A swapped plan's rows (see :func:`swapped`) stored columnar, with the kept plan's
     output, partitioning and ordering: no SQL at all, as :func:`stored` (the batches copy
     every value, so the row objects the plan reuses are no concern)."""
     output, partitioning, ordering = kept.top
-    return _stored_columnar(spark, plan, output, partitioning, ordering, eager)
+    return _stored_columnar(spark, plan, output, partitioning, ordering, eager, compressed)
 
 
 def _stored_columnar(spark: SparkSession, plan: Any, output: Any, partitioning: Any,
-                     ordering: Any, eager: bool) -> DataFrame:
-    serializer, conf = _batch_serializer(spark)
+                     ordering: Any, eager: bool, compressed: bool) -> DataFrame:
+    serializer, conf = _batch_serializer(spark, compressed)
     level = jclass(spark, "org.apache.spark.storage.StorageLevel").MEMORY_AND_DISK()
     batches = serializer.convertInternalRowToCachedBatch(plan.execute(), output, level, conf)
     batches.localCheckpoint()  # persisted at MEMORY_AND_DISK: block storage, then disk

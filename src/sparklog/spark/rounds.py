@@ -436,7 +436,8 @@ def _mark(db: Database, steps: list[_Step]) -> None:
             continue
         sc.setJobGroup(step.group, step.description)
         if step.rerun is not None and db.options.columnar:
-            step.full = jvm.columnar(db.spark, *step.rerun, eager=False)
+            step.full = jvm.columnar(db.spark, *step.rerun, eager=False,
+                                     compressed=db.options.compressed)
         elif step.rerun is not None and step.serialized:
             step.full = jvm.stored(db.spark, *step.rerun)
         else:
@@ -494,7 +495,8 @@ def _store(db: Database, steps: list[_Step]) -> None:
     for step in steps:
         _for_job(db, step)
         if step.rerun is not None and db.options.columnar:
-            step.full = jvm.columnar(db.spark, *step.rerun, eager=True)
+            step.full = jvm.columnar(db.spark, *step.rerun, eager=True,
+                                     compressed=db.options.compressed)
         else:
             step.full = _checkpoint(_frame(db, step), db.options, eager=True,
                                     estimated=step.rerun is None)

@@ -1104,7 +1104,7 @@ def _checkpoint(df: DataFrame, options: Options, eager: bool = True, estimated: 
     if options.checkpoint == "reliable":
         return forget(df.checkpoint(eager=True))
     if options.columnar:  # compact: column batches in block storage (Options.stored)
-        return jvm.columnar_of(df, eager)  # no estimate to forget
+        return jvm.columnar_of(df, eager, options.compressed)  # no estimate to forget
     if options.serialized:  # compact: rows serialized in block storage (Options.stored)
         return forget(df.localCheckpoint(eager=eager, storageLevel=StorageLevel.MEMORY_AND_DISK))
     return forget(df.localCheckpoint(eager=eager))
