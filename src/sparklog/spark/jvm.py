@@ -146,8 +146,9 @@ def scan_rdd(df: DataFrame) -> Any:
 # compressed, and storing takes no per-row size estimate (block storage samples the size
 # of row objects as it fills; README, "Storage that follows the delta", has the
 # measurements). The scan that reads a version decodes its batches back into rows: an
-# RDD named _COLUMNAR_SCAN, a narrow map over the batch RDD. Nothing here keeps a reference to either, so Spark's
-# cleaner frees the blocks of a version nobody holds, as it does a local checkpoint's.
+# RDD named _COLUMNAR_SCAN, a narrow map over the batch RDD. Nothing here keeps a
+# reference to either, so Spark's cleaner frees the blocks of a version nobody holds, as
+# it does a local checkpoint's.
 _COLUMNAR_SCAN = "sparklog columnar scan"
 
 
