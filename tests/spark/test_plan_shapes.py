@@ -305,6 +305,40 @@ def test_a_cross_join_with_a_parameter_keeps_the_partition_count(spark):
     assert rows(engine.run(program)["w"]) == want["w"]
 
 
+COUNTED = """
+.decl e(x:number, y:number)
+.input e
+.decl k(n:number)
+k(c) :- c = count : { e(_, _) }.
+.decl s(x:number, y:number)
+s(1, 2). s(2, 3). s(3, 1).
+.decl w(x:number, d:number)
+w(x, 0) :- s(x, _).
+w(y, d + m) :- w(x, d), s(x, y), k(m), d < 3 * m.
+"""
+
+
+def test_a_parameter_counted_from_a_large_relation_is_gathered(spark, tmp_path):
+    """A one-row relation made by an aggregate without grouping (PageRank's ``size(c) :-
+    c = count : { node(_) }``) is taken for one row while its version waits to be computed,
+    not for as many as the relation it counts: a cross join then reads it in one partition
+    (P tasks, not P x P), and the plan kept then is the one every round reruns."""
+    from sparklog.explain import iteration_plan
+    from sparklog.spark.translate import CROSS_ROWS
+
+    arcs = CROSS_ROWS + 500
+    (tmp_path / "e.facts").write_text("".join(f"{i}\t{i + 1}\n" for i in range(arcs)))
+    engine = sparklog.Engine(spark=spark, partitions=2)
+    program = sparklog.Program.from_text(COUNTED)
+    plan = iteration_plan(engine, program, tmp_path)
+    assert plan.count("CartesianProduct") == 1 and plan.count("Coalesce 1") == 1, plan
+    result = engine.run(program, facts_dir=tmp_path)
+    assert rows(result["k"]) == {(arcs,)}
+    want = reference.evaluate(parse(COUNTED), {"e": {(i, i + 1) for i in range(arcs)}})
+    assert want["k"] == {(arcs,)} and len(want["w"]) == 12
+    assert rows(result["w"]) == want["w"]
+
+
 def test_a_totals_semi_join_keys_follow_the_stored_sort(spark, tmp_path):
     """The total of a delta's keys (translate._total: PageRank's ``share(n, i)``, bucketed
     by ``n`` and sub-bucketed by ``i``) semi-joins the stored contributions on their key in

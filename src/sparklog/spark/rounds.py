@@ -26,7 +26,7 @@ from typing import Any
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from sparklog.ir.nodes import FULL, Kernel, Scan, StratumPlan
+from sparklog.ir.nodes import FULL, AggregateJoin, Bind, Filter, Kernel, Scan, StratumPlan
 from sparklog.ir.smart import smart_lengths
 from sparklog.ir.presum import guarded, presummed
 from sparklog.ir.stages import advances, stages
@@ -753,9 +753,9 @@ def _round(db: Database, sp: StratumPlan, kernels: tuple[Kernel, ...], stats: St
     if not eager:  # its rows, metrics and time belong to the job that reads it, and it
         # reads the previous version: that is released once this one is computed
         iteration = db.iteration
-        for step in steps:  # until then, as many rows as it reads, at most
-            reads = set().union(*(k.reads() for k in kernels if k.relation == step.relation))
-            db.expected[step.relation] = sum(db.size_or_expected(r) for r in reads)
+        for step in steps:  # until then, an estimate from what it reads
+            db.expected[step.relation] = _expected_rows(
+                db, [k for k in kernels if k.relation == step.relation])
         for step, previous in zip(steps, _swap(db, steps)):
             def settle(step: _Step = step, previous: list[DataFrame] = previous) -> list[Any]:
                 _book(db, sp, step, stats, iteration, 0.0, jobs=0)
@@ -770,6 +770,19 @@ def _round(db: Database, sp: StratumPlan, kernels: tuple[Kernel, ...], stats: St
         for version in previous:
             db.release(version)
     return news
+
+
+def _expected_rows(db: Database, kernels: list[Kernel]) -> int:
+    """The rows a deferred version is taken to have until its job counts them: one for a
+    kernel that scans nothing and aggregates without grouping (``size(c) :- c = count :
+    {node(_)}``), else as many as the kernel reads. A parameter taken for as large as the
+    relation it counts is not gathered into one partition for the cross joins that read
+    it (translate._gathered), and the plan made then is run again every round."""
+    def single(k: Kernel) -> bool:
+        return all(isinstance(s, (Bind, Filter)) or isinstance(s, AggregateJoin)
+                   and not s.group for s in k.steps)
+    return sum(1 if single(k) else sum(db.size_or_expected(r) for r in k.reads())
+               for k in kernels)
 
 
 def _swap(db: Database, steps: list[_Step], sp: StratumPlan | None = None
