@@ -57,6 +57,15 @@ def test_pagerank_stores_a_sum_per_node_and_iteration_with_networkx_ranks(spark)
     # derived as many as before: summed where they are derived, then stored
     derived = lambda r: [s["derivations"] for s in r.stats if s["relation"] == "share@c"]  # noqa
     assert derived(results[True]) == derived(results[False])
+    # and summed where they are derived, before the shuffle, as GraphX sums its messages:
+    # the parameter they cross (``iterations(k)``) goes to their sub-buckets instead of
+    # the rows leaving them (from the second loop round: the first is planned before the
+    # ranks it reads are counted)
+    loop = [s for s in results[True].stats if s["relation"] in ("share@c", "lost@c")
+            and s["iteration"] >= 2 and s["derivations"]]
+    assert len(loop) == 2 * (ITERATIONS - 1) and all(s["combined"] for s in loop)
+    assert sum(s["shuffled"] for s in loop) < sum(s["derivations"] for s in loop)
+    assert not any(s["combined"] for s in results[False].stats if s["relation"] == "share@c")
 
 
 # a stage's $MAX improved twice: by its sum in one round, by a chain of two rules later

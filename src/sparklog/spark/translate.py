@@ -420,15 +420,23 @@ def _replicated(step: Scan, q: Query, store: Store, equi: bool) -> bool:
     broadcast: nothing is collected to the driver, and no job starts while planning.
     A cross join (not ``equi``) pairs a small side with the rows in place already
     (_gathered); its copies, a shuffle of their own, pay only where the head keeps the
-    rows' placement (_keeps_home): then the head's tuples need not cross the round's.
-    Whatever the sizes, when the plan asks for it (_sent)."""
+    rows' placement (_keeps_home): then the head's tuples need not cross the round's;
+    or where the head's presummed contributions (ir/presum.py) are summed before the
+    round's shuffle, which needs the rows placed (kernel_query's combine), whether join
+    planning is on or not (PageRank's shares cross ``iterations(k)``: a sum per node and
+    sub-bucket crosses the shuffle instead of a row per edge). Whatever the sizes, when
+    the plan asks for it (_sent)."""
     if equi and _sent(step, q, store):
         return True
-    if store.options.join_planning == "off" or q.partitioned_as is None:
+    if q.partitioned_as is None:
+        return False
+    copies = store.read_rows(step) * store.allocation(q.partitioned_as.relation).sub_buckets
+    if not equi and q.kernel is not None and store.presum_marks(q.kernel.relation):
+        return copies < q.rows  # placed, the contributions are summed before the shuffle
+    if store.options.join_planning == "off":
         return False
     if not equi and (q.kernel is None or not _keeps_home(q.kernel, q.partitioned_as, store)):
         return False
-    copies = store.read_rows(step) * store.allocation(q.partitioned_as.relation).sub_buckets
     return copies < q.rows
 
 
