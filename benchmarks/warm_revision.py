@@ -1,15 +1,20 @@
-"""This tree against an earlier revision, warm: linear TC of real graphs evaluated several
-times in one session per process, the processes of the two revisions interleaved.
+"""This tree against an earlier revision, warm: linear TC of real graphs (or PageRank)
+evaluated several times in one session per process, the processes of the two revisions
+interleaved.
 
     python3 -m benchmarks.warm_revision --baseline REV [--graphs email-Eu-core,Lederberg]
                                         [--runs 4] [--processes 2] [--out DIR]
+    python3 -m benchmarks.warm_revision --baseline REV --graphs pagerank:rmat14,pagerank:rmat16
 
 Each process starts one session (``local[2]``) with one revision's code (the baseline
 checked out into a temporary worktree, as ``benchmarks.settings --compare revision``
 does), evaluates the left-linear closure of one graph of ../shared/data ``--runs`` times
 and reports each run's seconds; the first run of a process pays for the JVM's warm-up, so
 a process's warm time is the median of the others. Every size is checked against
-../shared/data/README.md. Writes warm-revision.{json,md}.
+../shared/data/README.md. ``pagerank:G`` runs programs/pagerank.dl (20 iterations, damping
+0.85) instead, over R-MAT ``rmat14``/``rmat16`` (``sparklog gen rmat S 16 --seed 0``) or a
+graph G of ../shared/data, its ranks checked against 20 of networkx's power iterations
+(L1 under 1e-6). Writes warm-revision.{json,md}.
 """
 
 from __future__ import annotations
@@ -25,8 +30,10 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import networkx as nx
+
 from benchmarks.real_graphs import EXPECTED
-from benchmarks.settings import DATA, ROOT, _revision
+from benchmarks.settings import DATA, ROOT, _graph, _power, _revision, _rmat
 ONE = """
 import json, sys, time
 import sparklog
@@ -45,15 +52,59 @@ print(json.dumps({"seconds": seconds, "sizes": sizes}))
 """
 
 
-def one(graph: str, runs: int, src: Path) -> dict[str, Any]:
+ONE_PAGERANK = """
+import json, sys, time
+import sparklog
+from sparklog import programs
+facts, runs = sys.argv[1], int(sys.argv[2])
+engine = sparklog.Engine(master="local[2]")
+program = sparklog.Program.from_file(programs.path("pagerank"))
+seconds = []
+for _ in range(runs):
+    started = time.perf_counter()
+    result = engine.run(program, facts_dir=facts)
+    result.size("pagerank")
+    seconds.append(round(time.perf_counter() - started, 2))
+ranks = {int(n): float(r) for n, r in result["pagerank"].collect()}
+print(json.dumps({"seconds": seconds, "ranks": ranks}))
+"""
+
+
+def one(graph: str, runs: int, src: Path, folder: Path) -> dict[str, Any]:
     env = {**os.environ, "PYTHONPATH": str(src)}
-    done = subprocess.run([sys.executable, "-c", ONE, str(DATA / f"{graph}.tsv"), str(runs)],
+    pagerank = graph.startswith("pagerank:")
+    source, where = (ONE_PAGERANK, _pagerank_facts(graph, folder)) if pagerank \
+        else (ONE, DATA / f"{graph}.tsv")
+    done = subprocess.run([sys.executable, "-c", source, str(where), str(runs)],
                           capture_output=True, text=True, env=env)
     if done.returncode:
         return dict(seconds=[], ok=False, problem=done.stderr.strip().splitlines()[-1:])
     out = json.loads(done.stdout.strip().splitlines()[-1])
-    ok = all(size == EXPECTED[f"{graph}.tsv"] for size in out["sizes"])
+    if pagerank:
+        want = _power(nx.DiGraph(_edges(graph)), 20)
+        got = {int(n): r for n, r in out["ranks"].items()}
+        ok = sum(abs(got.get(v, 0.0) - r) for v, r in want.items()) < 1e-6
+    else:
+        ok = all(size == EXPECTED[f"{graph}.tsv"] for size in out["sizes"])
     return dict(seconds=out["seconds"], ok=ok, warm=statistics.median(out["seconds"][1:]))
+
+
+def _edges(graph: str) -> list[tuple[int, int]]:
+    name = graph.removeprefix("pagerank:")
+    if name.startswith("rmat"):
+        return _rmat(int(name.removeprefix("rmat")))
+    return _graph(f"{name}.tsv")
+
+
+def _pagerank_facts(graph: str, folder: Path) -> Path:
+    """The facts folder of ``pagerank:G`` (written once per invocation)."""
+    where = folder / graph.replace(":", "_")
+    if not where.exists():
+        where.mkdir(parents=True)
+        (where / "edge.facts").write_text("".join(f"{a}\t{b}\n" for a, b in _edges(graph)))
+        (where / "iterations.facts").write_text("20\n")
+        (where / "damping.facts").write_text("0.85\n")
+    return where
 
 
 def main() -> int:
@@ -84,7 +135,7 @@ def main() -> int:
                     if rep % 2:
                         order.reverse()
                     for name, src in order:
-                        r = one(graph, args.runs, src)
+                        r = one(graph, args.runs, src, Path(tmp) / "facts")
                         report["runs"].append(dict(graph=graph, setting=name, rep=rep, **r))
                         print(f"{graph:16} {name:14} {r['seconds']} "
                               f"{'ok' if r['ok'] else r.get('problem', 'WRONG SIZE')}",
@@ -102,12 +153,13 @@ def _write(out: Path, report: dict[str, Any]) -> None:
     (out / "warm-revision.json").write_text(json.dumps(report, indent=1) + "\n")
     first, second = report["settings"]
     machine = report["machine"]
-    lines = ["# Linear TC of real graphs, warm: this tree against an earlier revision", "",
+    lines = ["# Warm: this tree against an earlier revision", "",
              f"{report['date']}, {machine.get('cpu_model', '')}, {machine.get('nproc', '')} "
              f"cores; load before {report['load_before'][0]:.1f}, after "
              f"{report['load_after'][0]:.1f}. Each process: one session, the graph's closure "
-             "evaluated several times; warm = the median of a process's runs after its "
-             f"first, then the median over processes. Ratio = {second} over {first} (below "
+             "(or PageRank x20) evaluated several times; warm = the median of a process's "
+             f"runs after its first, then the median over processes. Ratio = {second} over "
+             f"{first} (below "
              f"1: {second} is faster).", "",
              *[f"{note}\n" for note in report.get("notes", [])],
              f"| graph | {first} warm s | {second} warm s | ratio | {first} first s | "
