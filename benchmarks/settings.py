@@ -66,9 +66,8 @@ encode every stored batch) against the default ``columnar`` (plain batches); wri
 results/stored-compression.{json,md}.
 
 ``--compare twolevel``: Spark's aggregation with its fast first-level map (the default)
-against the one-level map (``spark.sql.codegen.aggregate.map.twolevel.enabled=false``),
-which a micro-benchmark of a deduplication of 11.9 million rows ran in 0.77-0.88x the
-time; writes results/twolevel.{json,md}.
+against the one-level map (``spark.sql.codegen.aggregate.map.twolevel.enabled=false``);
+writes results/twolevel.{json,md}.
 
 ``--compare revision --baseline REV``: the code of git revision REV (checked out into a
 temporary worktree) against this tree, same flags; writes results/revision.{json,md}.
