@@ -69,6 +69,9 @@ results/stored-compression.{json,md}.
 against the one-level map (``spark.sql.codegen.aggregate.map.twolevel.enabled=false``);
 writes results/twolevel.{json,md}.
 
+``--compare gc``: the JVM's own collector, G1, against the Parallel collector
+(``-XX:+UseParallelGC``); writes results/gc.{json,md}.
+
 ``--compare revision --baseline REV``: the code of git revision REV (checked out into a
 temporary worktree) against this tree, same flags; writes results/revision.{json,md}.
 ``tree17-auto`` is the tree's closure with the default strategy (auto: Smart).
@@ -125,6 +128,8 @@ COMPARISONS = {
     "twolevel": {"two-level aggregation map (Spark's default)": [],
                  "one-level map": ["--conf",
                                    "spark.sql.codegen.aggregate.map.twolevel.enabled=false"]},
+    "gc": {"G1 (the JVM's default)": [],
+           "Parallel GC": ["--conf", "spark.driver.extraJavaOptions=-XX:+UseParallelGC"]},
     "revision": {},  # filled by main: the baseline's code, then this tree's
 }
 TITLES = {"jit": "JIT compilers of the local driver JVM",
@@ -140,6 +145,7 @@ TITLES = {"jit": "JIT compilers of the local driver JVM",
           "stored-compression": "Stored versions as compressed or plain column batches "
                                 "(--stored compressed|columnar)",
           "twolevel": "Spark's two-level aggregation map against the one-level map",
+          "gc": "The local driver JVM's garbage collector: G1 against Parallel",
           "revision": "This tree against an earlier revision"}
 STRATA = 60
 
