@@ -26,7 +26,7 @@ from typing import Any
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from sparklog.ir.nodes import FULL, AggregateJoin, Bind, Filter, Kernel, Scan, StratumPlan
+from sparklog.ir.nodes import FULL, OLD, AggregateJoin, Bind, Filter, Kernel, Scan, StratumPlan
 from sparklog.ir.smart import smart_lengths
 from sparklog.ir.presum import guarded, presummed
 from sparklog.ir.stages import advances, stages
@@ -88,7 +88,7 @@ def _evaluate_stratum(db: Database, sp: StratumPlan, stats: Stats) -> None:
             _loop(db, sp, stats)
     finally:
         db.aged = set()  # later strata read full versions only, every run of them
-        db.stages, db.advance, db.stage_floor = {}, {}, None
+        db.stages, db.advance, db.stage_floor, db.read_floor = {}, {}, None, None
         db.delta_low.clear()
         db.smart, db.powers = {}, {}
         db.presums, db.guarded = {}, set()
@@ -265,6 +265,31 @@ def _smart_ended(db: Database, sp: StratumPlan, steps: list[_Step], news: dict[s
     counted = {step.relation for step in steps}
     return all(r in db.smart and r in counted and news[r] and not db.powers.get(r, 1)
                for r in sp.stratum.relations)
+
+
+def _empty(db: Database, kernel: Kernel) -> bool:
+    """Whether a loop kernel of a staged recursion (ir/stages.py) cannot derive anything
+    in the round being planned: an OLD read of it sees only rows below the stages its
+    delta can hold. Every read of the stratum's relations in a kernel has one stage
+    variable, so a delta tuple meets only old rows of its own stage. The delta is what the
+    round before derived, at least its relation's advance above the floor that round read
+    (the floor the last counted round read is no higher: it never falls); the old rows
+    were stored before that round (Database.old_stage_top). PageRank's rank round reads the
+    new shares with the lost mass, and the old shares with the new lost mass, of a later
+    iteration than any old share: that second kernel is dropped. Spark would run it, and
+    its scans, joins and shuffle, to find nothing."""
+    if kernel.delta is None or db.read_floor is None:
+        return False
+    delta = kernel.steps[kernel.delta].relation
+    if delta not in db.stages or delta not in db.advance:
+        return False
+    low = db.read_floor + db.advance[delta]
+    for step in kernel.steps:
+        if isinstance(step, Scan) and step.version == OLD and step.relation in db.stages:
+            top = db.old_stage_top(step.relation)
+            if top is None or (isinstance(top, int) and top < low):
+                return True
+    return False
 
 
 def _live(db: Database, kernel: Kernel) -> bool:
@@ -577,6 +602,9 @@ def _plan(db: Database, sp: StratumPlan, kernels: tuple[Kernel, ...]) -> list[_S
     for relation in sp.relations:
         mine = [k for k in kernels if k.relation == relation
                 and (kernels is not sp.loop or _live(db, k))]
+        # a loop kernel whose old side lies wholly below the stages of its delta
+        empty = "".join("e" if kernels is sp.loop and _empty(db, k) else "-" for k in mine)
+        mine = [k for k, e in zip(mine, empty) if e == "-"]
         if not mine and relation in db.stored:
             continue
         # one kept plan per join-planning choice and per shape of the stored runs (how
@@ -589,7 +617,7 @@ def _plan(db: Database, sp: StratumPlan, kernels: tuple[Kernel, ...]) -> list[_S
                          for r in sp.relations)
         # and by which stored runs its combine step passes over (Database.unread)
         unread = "".join("u" if u else "-" for u in db.unread(relation, merges))
-        key = f"{sp.stratum.index}/{relation}/{choice}/{shape}/{merges}/{unread}"
+        key = f"{sp.stratum.index}/{relation}/{choice}/{shape}/{merges}/{unread}/{empty}"
         slices = _slices(db, sp, relation, mine) if kernels is sp.loop else 1
         planned = _replan(db, key, relation, versions, scans) if versions and slices == 1 \
             else None
@@ -824,6 +852,7 @@ def _count_round(db: Database, sp: StratumPlan, steps: list[_Step], settle: bool
     db.last_delta.update(news)
     db.last_news.update({r: rows for r, rows in news.items() if rows})
     if db.stages and sp.stratum.recursive:
+        db.read_floor = db.stage_floor
         _raise_floor(db, sp, steps, news)
     return news
 

@@ -221,6 +221,9 @@ class Database:
     # (ir/stages.advances): its new tuples are that far above the floor (beneath())
     advance: dict[str, int] = field(default_factory=dict)
     stage_floor: int | None = None
+    # the floor the last counted round read (the floor before that round raised it): a
+    # round's new tuples of a relation lie at least its advance above it (rounds._empty)
+    read_floor: int | None = None
     delta_low: dict[str, Any] = field(default_factory=dict)  # see book_stages
     # a Smart closure (ir/smart.py): the running stratum's length column per relation, and
     # how many of its last counted round's new tuples have a power-of-two length
@@ -401,6 +404,24 @@ class Database:
         if stages is _UNKNOWN:
             stages = run.__dict__.get("_sparklog_merged_stages", _UNKNOWN)
         return stages is not None and stages is not _UNKNOWN and stages[0] < self.stage_floor
+
+    def old_stage_top(self, relation: str) -> Any:
+        """The highest stage among the rows a round's OLD read of a staged relation can
+        see, or above it: each live run's highest stage, the newest's as of the runs it
+        merged while its own round is uncounted (its other rows are that round's new
+        tuples, which an OLD read skips). None: no such row; _UNKNOWN when a run's stages
+        are not known."""
+        top: Any = None
+        runs = self.live_runs(relation)
+        for i, run in enumerate(runs):
+            stages = run.__dict__.get("_sparklog_stages", _UNKNOWN)
+            if stages is _UNKNOWN and i == len(runs) - 1:
+                stages = run.__dict__.get("_sparklog_merged_stages", _UNKNOWN)
+            if stages is _UNKNOWN:
+                return _UNKNOWN
+            if stages is not None:
+                top = stages[1] if top is None else max(top, stages[1])
+        return top
 
     def book_stages(self, relation: str, run: DataFrame, observed: dict[str, Any]) -> Any:
         """Record a counted run's lowest and highest stage (None: it is empty); return
