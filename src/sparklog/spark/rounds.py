@@ -274,7 +274,7 @@ def _empty(db: Database, kernel: Kernel) -> bool:
     variable, so a delta tuple meets only old rows of its own stage. The delta is what the
     round before derived, at least its relation's advance above the floor that round read
     (the floor the last counted round read is no higher: it never falls); the old rows
-    were stored before that round (Database.old_stage_top). PageRank's rank round reads the
+    were stored before that round (Database.old_below). PageRank's rank round reads the
     new shares with the lost mass, and the old shares with the new lost mass, of a later
     iteration than any old share: that second kernel is dropped. Spark would run it, and
     its scans, joins and shuffle, to find nothing."""
@@ -286,8 +286,7 @@ def _empty(db: Database, kernel: Kernel) -> bool:
     low = db.read_floor + db.advance[delta]
     for step in kernel.steps:
         if isinstance(step, Scan) and step.version == OLD and step.relation in db.stages:
-            top = db.old_stage_top(step.relation)
-            if top is None or (isinstance(top, int) and top < low):
+            if db.old_below(step.relation, low):
                 return True
     return False
 

@@ -405,23 +405,20 @@ class Database:
             stages = run.__dict__.get("_sparklog_merged_stages", _UNKNOWN)
         return stages is not None and stages is not _UNKNOWN and stages[0] < self.stage_floor
 
-    def old_stage_top(self, relation: str) -> Any:
-        """The highest stage among the rows a round's OLD read of a staged relation can
-        see, or above it: each live run's highest stage, the newest's as of the runs it
-        merged while its own round is uncounted (its other rows are that round's new
-        tuples, which an OLD read skips). None: no such row; _UNKNOWN when a run's stages
-        are not known."""
-        top: Any = None
+    def old_below(self, relation: str, stage: int) -> bool:
+        """Whether every row a round's OLD read of a staged relation can see lies below
+        ``stage``, as far as is known: each live run's highest stage, the newest's as of
+        the runs it merged while its own round is uncounted (its other rows are that
+        round's new tuples, which an OLD read skips). False when a run's stages are not
+        known (rounds._empty)."""
         runs = self.live_runs(relation)
         for i, run in enumerate(runs):
             stages = run.__dict__.get("_sparklog_stages", _UNKNOWN)
             if stages is _UNKNOWN and i == len(runs) - 1:
                 stages = run.__dict__.get("_sparklog_merged_stages", _UNKNOWN)
-            if stages is _UNKNOWN:
-                return _UNKNOWN
-            if stages is not None:
-                top = stages[1] if top is None else max(top, stages[1])
-        return top
+            if stages is _UNKNOWN or (stages is not None and stages[1] >= stage):
+                return False
+        return True
 
     def book_stages(self, relation: str, run: DataFrame, observed: dict[str, Any]) -> Any:
         """Record a counted run's lowest and highest stage (None: it is empty); return
