@@ -14,6 +14,7 @@ import sparklog
 from sparklog import programs
 from sparklog.errors import EngineError
 from sparklog.spark import rounds
+from sparklog.spark.storage import Database
 from tests.spark.helpers import rows
 from tests.spark.test_lattice_graphs import frame
 
@@ -116,8 +117,8 @@ def test_a_stage_below_the_floor_is_an_error_not_an_answer(spark, monkeypatch):
     """The floor never falls in a staged stratum; were the analysis wrong (here: told that
     a counter which moves back is a stage), the round that derives below it stops the run
     with an error rather than read too few runs."""
-    monkeypatch.setattr(rounds, "stages",
-                        lambda sp, plan: {"w": 1} if "w" in sp.stratum.relations else {})
+    monkeypatch.setattr(Database, "stage_columns", property(
+        lambda db: {"w": 1} if db.options.retire_stages else {}))
     df = frame(spark, [(0, 1, 0), (1, 2, 0), (2, 0, 0)], weighted=False)
     with pytest.raises(EngineError, match="below the floor"):
         _engine(spark, True).run(sparklog.Program.from_text(BACK), {"e": df})
@@ -154,8 +155,12 @@ def test_pagerank_drops_the_kernel_of_old_shares_and_new_lost_mass(spark, monkey
     ranks = {}
     for retire in (True, False):
         dropped.clear()
-        ranks[retire] = dict(rows(_engine(spark, retire).run(program, inputs)["pagerank"]))
+        result = _engine(spark, retire).run(program, inputs)
+        ranks[retire] = dict(rows(result["pagerank"]))
         assert bool(dropped) == retire
+        # no run holds on to the runs it merged once it is counted (Database.book_stages)
+        assert not [r for rel in result._db.stored for r in result._db.runs(rel)
+                    if "_sparklog_merged_from" in r.__dict__]
         assert set(dropped) <= {("rank", "lost@c")}, dropped
     assert ranks[True] == ranks[False]
     assert _l1_from_networkx(edges, ranks[True]) < 1e-9
@@ -209,10 +214,8 @@ def test_a_fork_joined_again_keeps_the_answer(spark, monkeypatch, edges):
     """PageRank's shape over sets: ``out`` and ``into`` are derived at d + 1 in one round
     from the new ``a`` of stage d, and joined again at d + 1, so the kernel of the old
     ``out`` with the new ``into`` meets nothing (every old ``out`` is of stage d or
-    below). It is the only kernel rounds._empty may drop, and only where the runs' stages
-    are known (a set relation's first version's are not observed today, so its runs'
-    stay unknown and nothing is dropped here); the answer is the reference evaluator's
-    either way, and that of a run with stages off."""
+    below). It is the only kernel rounds._empty may drop; the answer is the reference
+    evaluator's either way, and that of a run with stages off."""
     from sparklog.syntax.parser import parse
     from tests import reference
 
@@ -228,3 +231,27 @@ def test_a_fork_joined_again_keeps_the_answer(spark, monkeypatch, edges):
         if not retire:
             assert not dropped
     assert answers[True] == answers[False] == {r: want[r] for r in ("a", "out", "into")}
+
+
+def test_a_set_fork_drops_its_empty_kernel_and_retires_runs(spark, monkeypatch):
+    """The fork's set relations have known stages from their first version on, the input
+    fact ``a(0, 0)`` included, though the preamble's version is counted after the first
+    loop round merged it (pipelined rounds): so the kernel of the old ``out`` with the new
+    ``into`` is dropped, passed stages' runs are retired, and the answer stays the
+    reference evaluator's."""
+    from sparklog.syntax.parser import parse
+    from tests import reference
+
+    edges = [(0, 1), (1, 2), (2, 0), (1, 0), (2, 1), (0, 2), (3, 1), (1, 3)]
+    dropped = _spied(monkeypatch)
+    e = frame(spark, [(a, b, 0) for a, b in edges], weighted=False)
+    result = _engine(spark, True).run(sparklog.Program.from_text(FORKED), {"e": e})
+    want = reference.evaluate(parse(FORKED), {"e": set(edges)})
+    assert {r: rows(result[r]) for r in ("a", "out", "into")} == \
+        {r: want[r] for r in ("a", "out", "into")}
+    assert dropped and set(dropped) == {("a", "into")}, dropped
+    assert _retired(result, "out") > 0 and _retired(result, "a") > 0
+    # every run was counted and let go of the runs it merged (Database.book_stages)
+    db = result._db
+    assert not [r for rel in db.stored for r in db.runs(rel)
+                if "_sparklog_merged_from" in r.__dict__]

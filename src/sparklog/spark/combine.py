@@ -295,7 +295,7 @@ def lattice_counts(db: Database, relation: str) -> tuple[Column, Any]:
     (``dlo``: Database.book_stages); in a Smart closure, the improved keys whose length is
     a power of two (``powers``: ir/smart.py); for a relation guarded for a presummed $SUM,
     the improved keys that held a value (``raised``: ir/presum.py)."""
-    column, length = db.stages.get(relation), db.smart.get(relation)
+    column, length = db.stage_columns.get(relation), db.smart.get(relation)
     raised = relation in db.guarded
     if (column, length, raised) not in db._lattice_counts:
         rest = [F.count(F.lit(1)).alias("rows"),

@@ -67,7 +67,7 @@ def load_inputs(db, program, inputs: dict[str, Any], facts_dir: Path) -> None:
         stored = _checkpoint(full, db.options, eager=not db.options.defers)
 
         def settle(name: str = name, new: Any = new, stored: DataFrame = stored) -> list[Any]:
-            db.add_new(name, new, stored)
+            db.add_new(name, new, stored, loaded=True)
             return [first_bad_line(source, db.kinds(name), _records(program, name))
                     for source, bad in checks.get(name, []) if bad.get.get("bad", 0)]
 

@@ -29,7 +29,7 @@ from pyspark.sql import functions as F
 from sparklog.ir.nodes import FULL, OLD, AggregateJoin, Bind, Filter, Kernel, Scan, StratumPlan
 from sparklog.ir.smart import smart_lengths
 from sparklog.ir.presum import guarded, presummed
-from sparklog.ir.stages import advances, stages
+from sparklog.ir.stages import advances
 from sparklog.spark import jvm
 from sparklog.spark.jvm import stored_rdd as _stored_rdd
 from sparklog.spark.session import FACTORY_MODE
@@ -73,7 +73,7 @@ def _evaluate_stratum(db: Database, sp: StratumPlan, stats: Stats) -> None:
     db.iteration = 0
     db.templates.clear()  # another stratum's plans
     db.loop_counts.clear()
-    db.stages = stages(sp, db.plan) if db.options.retire_stages else {}
+    db.stages = {r: c for r, c in db.stage_columns.items() if r in sp.relations}
     db.advance = advances(sp, db.stages)
     db.smart = smart_lengths(sp, db.plan) if db.options.smart_end else {}
     db.presums = presummed(sp, db.plan) if db.options.presum else {}

@@ -19,6 +19,7 @@ stored by the first job that reads them, and their bookkeeping runs after it
 
 from __future__ import annotations
 
+import functools
 import itertools
 import re
 from collections.abc import Callable
@@ -238,6 +239,19 @@ class Database:
         if self.options.trace_lineage:
             self.lineage = []
 
+    @functools.cached_property
+    def stage_columns(self) -> dict[str, int]:
+        """The stage column of every relation of a staged recursion (ir/stages.py), any
+        stratum's: a run's stages are observed from the relation's first version on, its
+        input facts' included, so that the stratum's rounds know every run's (retired(),
+        old_below()). ``stages`` is the running stratum's."""
+        if not self.options.retire_stages:
+            return {}
+        from sparklog.ir.stages import stages
+
+        # a relation is one stratum's, so no two strata give it a column
+        return {r: c for sp in self.plan.strata for r, c in stages(sp, self.plan).items()}
+
     def tracker(self) -> Any:
         """Spark's status tracker, wrapped once (each wrapping costs JVM round trips)."""
         if self._tracker is None:
@@ -310,7 +324,7 @@ class Database:
         (ir/stages.py), so none reads it. Later strata read every run."""
         if self.stage_floor is None or relation not in self.stages:
             return False
-        stages = run.__dict__.get("_sparklog_stages", _UNKNOWN)
+        stages = _stages_of(run)
         return stages is None or (stages is not _UNKNOWN and stages[1] < self.stage_floor)
 
     def beneath(self, relation: str, run: DataFrame) -> bool:
@@ -323,7 +337,7 @@ class Database:
         advance = self.advance.get(relation, 0)
         if self.stage_floor is None or advance < 1 or relation not in self.stages:
             return False
-        stages = run.__dict__.get("_sparklog_stages", _UNKNOWN)
+        stages = _stages_of(run)
         return stages is None or (stages is not _UNKNOWN
                                   and stages[1] < self.stage_floor + advance)
 
@@ -400,9 +414,9 @@ class Database:
             return True
         if self.stage_floor is None or relation not in self.stages:
             return False
-        stages = run.__dict__.get("_sparklog_stages", _UNKNOWN)
+        stages = _stages_of(run)
         if stages is _UNKNOWN:
-            stages = run.__dict__.get("_sparklog_merged_stages", _UNKNOWN)
+            stages = _merged_stages(run)
         return stages is not None and stages is not _UNKNOWN and stages[0] < self.stage_floor
 
     def old_below(self, relation: str, stage: int) -> bool:
@@ -413,9 +427,9 @@ class Database:
         known (rounds._empty)."""
         runs = self.live_runs(relation)
         for i, run in enumerate(runs):
-            stages = run.__dict__.get("_sparklog_stages", _UNKNOWN)
+            stages = _stages_of(run)
             if stages is _UNKNOWN and i == len(runs) - 1:
-                stages = run.__dict__.get("_sparklog_merged_stages", _UNKNOWN)
+                stages = _merged_stages(run)
             if stages is _UNKNOWN or (stages is not None and stages[1] >= stage):
                 return False
         return True
@@ -428,9 +442,12 @@ class Database:
         if "lo" in observed:
             stages = None if observed["lo"] is None else (observed["lo"], observed["hi"])
         else:
-            merged = run.__dict__.get("_sparklog_merged_stages", _UNKNOWN)
+            merged = _merged_stages(run)
             new = None if delta is None else (delta, observed["dhi"])
             stages = _UNKNOWN if merged is _UNKNOWN else _span(merged, new)
+        # the runs it merged were counted before it (what is unknown now stays so): let
+        # them go, or every run would hold on to every version before it
+        run.__dict__.pop("_sparklog_merged_from", None)
         if stages is not _UNKNOWN:
             run.__dict__["_sparklog_stages"] = stages
         return delta
@@ -519,7 +536,9 @@ class Database:
         # checkpointed (lazily: no job), so that a kernel reading it scans a stored RDD
         # placed as the layout says, and its plan holds one home Exchange, the round's
         # (jvm.derivations reads that Exchange's rows: it would find this one instead)
-        return _checkpoint(DataFrame(jdf, self.spark), self.options, eager=False)
+        empty = _checkpoint(DataFrame(jdf, self.spark), self.options, eager=False)
+        empty.__dict__["_sparklog_stages"] = None  # no rows, no stages (old_below)
+        return empty
 
     def _index(self, relation: str) -> DataFrame:
         """A static secondary index (rewrite/indexes.py): its relation's tuples, complete
@@ -591,7 +610,7 @@ class Database:
         is ``n``, never the sum of the ``p``: if a partition index fell outside ``p0..``, a
         sum would silently miss rows and end a recursion early.
         """
-        column = self.stages.get(relation) if relation is not None else None
+        column = self.stage_columns.get(relation) if relation is not None else None
         if column not in self._per_partition:
             rest = self.partition_counts()
             if column is not None:
@@ -607,14 +626,16 @@ class Database:
         return [F.sum(F.when(pid == p, 1).otherwise(0)).alias(f"p{p}")
                 for p in range(self.options.partitions)]
 
-    def add_new(self, relation: str, metrics: Metrics, version: DataFrame) -> int:
+    def add_new(self, relation: str, metrics: Metrics, version: DataFrame,
+                loaded: bool = False) -> int:
         """Fold one round's observed counts into the relation's sizes; the new rows.
 
         ``spark_partition_id()`` is the partition of the task that computes a row. A
         deferred version is computed inside the tasks of the job that first reads it, and
         when that job reads it through a cartesian product, say, those tasks are not the
         version's partitions: then its sizes are counted again from the stored
-        ``version`` (one small job, only then).
+        ``version`` (one small job, only then). ``loaded``: an input's version, whose
+        stages are booked (book_stages) but which is no round's delta.
         """
         parts = range(self.options.partitions)
         new = metrics.get
@@ -652,8 +673,10 @@ class Database:
             else:
                 rows = new["rows"] if "rows" in new else metrics.rows + n
             version.__dict__["_sparklog_rows"] = max(0, int(rows or 0))
-        if relation in self.stages:
-            self.delta_low[relation] = self.book_stages(relation, version, new)
+        if relation in self.stage_columns:
+            delta = self.book_stages(relation, version, new)
+            if relation in self.stages and not loaded:
+                self.delta_low[relation] = delta
         if relation in self.smart:
             self.powers[relation] = int(new.get("powers") or 0)
         # a preamble's raised keys held input facts, which no presummed kernel has read
@@ -901,14 +924,9 @@ class Database:
         runs, replaced = self.runs(relation), self.newest_runs(relation, merged)
         self.sealed[relation] = runs[:len(runs) - len(replaced)]
         self.stored[relation] = df
-        if relation in self.stages and df.__dict__.get("_sparklog_stages", _UNKNOWN) \
-                is _UNKNOWN:  # the stages of the runs it merged, for book_stages
-            merged_stages: Any = None
-            for run in replaced:
-                stages = run.__dict__.get("_sparklog_stages", _UNKNOWN)
-                merged_stages = _UNKNOWN if stages is _UNKNOWN or merged_stages is _UNKNOWN \
-                    else _span(merged_stages, stages)
-            df.__dict__["_sparklog_merged_stages"] = merged_stages
+        if relation in self.stage_columns and _stages_of(df) is _UNKNOWN:
+            # the runs it merged, whose stages book_stages reads (_merged_stages)
+            df.__dict__["_sparklog_merged_from"] = list(replaced)
         return replaced
 
     # -- spatial balance -------------------------------------------------------------
@@ -1128,6 +1146,33 @@ def _checkpoint(df: DataFrame, options: Options, eager: bool = True, estimated: 
     return forget(df.localCheckpoint(eager=eager))
 
 
+def _stages_of(run: DataFrame) -> Any:
+    """A run's lowest and highest stage (None: it holds no rows), _UNKNOWN until its round
+    is counted (Database.book_stages), or for good when they were not observed."""
+    return run.__dict__.get("_sparklog_stages", _UNKNOWN)
+
+
+def _merged_stages(run: DataFrame) -> Any:
+    """The stages of the runs a run replaced (Database.replace), _UNKNOWN while one of
+    theirs is. Read when asked, not when the run was made: a pipelined round merges the
+    version of the round before, which is counted after the merge was planned."""
+    d = run.__dict__
+    if "_sparklog_merged_stages" in d:
+        return d["_sparklog_merged_stages"]
+    replaced = d.get("_sparklog_merged_from")
+    if replaced is None:
+        return _UNKNOWN
+    merged: Any = None
+    for r in replaced:
+        stages = _stages_of(r)
+        if stages is _UNKNOWN:
+            return _UNKNOWN
+        merged = _span(merged, stages)
+    d["_sparklog_merged_stages"] = merged
+    del d["_sparklog_merged_from"]  # the replaced runs can go
+    return merged
+
+
 def _span(a: tuple[int, int] | None, b: tuple[int, int] | None) -> tuple[int, int] | None:
     """The stages two runs hold together (None: no rows)."""
     if a is None or b is None:
@@ -1137,7 +1182,7 @@ def _span(a: tuple[int, int] | None, b: tuple[int, int] | None) -> tuple[int, in
 
 def _copy_stages(run: DataFrame, copy: DataFrame) -> None:
     """A run's stages for a copy that holds some or all of its rows (place, compact)."""
-    for key in ("_sparklog_stages", "_sparklog_merged_stages"):
+    for key in ("_sparklog_stages", "_sparklog_merged_stages", "_sparklog_merged_from"):
         if key in run.__dict__:
             copy.__dict__[key] = run.__dict__[key]
 
