@@ -19,7 +19,12 @@ stage-indexed analyses, for which the engine retires the stored runs of passed s
 - a third of the programs (drawn apart, so the others stay as they were) give each ``$SUM``
   the shape that is summed before it is stored (ir/presum.py): recursive rules that move
   up a stage and read one atom of the stratum, whose value they add when it is a ``$MAX``'s
-  or a ``$SUM``'s (PageRank's shares), so that a key improved twice refutes the presum.
+  or a ``$SUM``'s (PageRank's shares), so that a key improved twice refutes the presum;
+- a quarter of the others (drawn apart too) fork: two relations derived a stage up from a
+  third in one round are joined again at their stage into it, PageRank's shares and lost
+  mass, so that one kernel of the join (the old side with the other's new tuples) meets
+  nothing and is left out of the round (rounds._empty); half of those have no other
+  recursive rule, which might otherwise put later stages on the old side.
 
 The oracle is the reference evaluator on the program as written.
 """
@@ -40,6 +45,9 @@ def generate_staged(seed: int, prefix: str = "") -> tuple[Program, dict[str, set
     rng = random.Random(f"staged {seed}")
     bias = random.Random(f"presum {seed}")
     presum = bias.random() < 1 / 3
+    forking = random.Random(f"fork {seed}")
+    fork = not presum and forking.random() < 1 / 4
+    bare = fork and forking.random() < 1 / 2  # the fork alone: no other recursive rule
     p = prefix
     limit = rng.randint(2, 5)
     lines = [f".decl {p}e(x:number, y:number)", f".input {p}e",
@@ -50,6 +58,8 @@ def generate_staged(seed: int, prefix: str = "") -> tuple[Program, dict[str, set
     count = rng.randint(1, 3)
     if presum:  # a $SUM after one or two relations it reads
         count = max(count, 2)
+    if fork:
+        count = 3
     rels = []  # (name, kind, stage column, node columns, arity)
     for k in range(count):
         kind = rng.choice(("set", "set", "min", "max", "sum")) if k else \
@@ -108,7 +118,7 @@ def generate_staged(seed: int, prefix: str = "") -> tuple[Program, dict[str, set
                 a, s = rng.randrange(NODES), rng.choice((0, 1))
                 rule(rel, str(s), nodes_of(rel, str(a), str(a)), value, f"{p}e({a}, _)")
     for rel in rels:  # recursive rules
-        for _ in range(rng.randint(1, 2)):
+        for _ in range(0 if bare else rng.randint(1, 2)):
             src = rng.choice(rels)
             step = rng.choice(("0", "1", "1", "2"))
             head_i = "i" if step == "0" else f"i + {step}"
@@ -147,8 +157,19 @@ def generate_staged(seed: int, prefix: str = "") -> tuple[Program, dict[str, set
             if rng.random() < 0.2:
                 body.append("x != 3")
             rule(rel, head_i, head_nodes, value, ", ".join(body))
+    if fork:  # r1 and r2 a stage up from r0, joined again at their stage into r0
+        hub, left, right = rels
+        value = {"set": None, "min": "1", "max": "1", "sum": "1"}
+        guard = f"i < {limit}"
+        rule(left, "i + 1", nodes_of(left, "y", "x"), value[left[1]],
+             f"{atom(hub, 'i', nodes_of(hub, 'x'))}, {p}e(x, y), {guard}")
+        rule(right, "i + 1", nodes_of(right, "y", "y"), value[right[1]],
+             f"{atom(hub, 'i', nodes_of(hub, 'x'))}, {p}e(y, x), {guard}")
+        rule(hub, "i", nodes_of(hub, "x", "x"), value[hub[1]],
+             f"{atom(left, 'i', nodes_of(left, 'x'))}, "
+             f"{atom(right, 'i', nodes_of(right, 'x', 'c'))}")
     mutation = rng.choice(MUTATIONS)
-    if presum and bias.random() < 0.5:
+    if presum and bias.random() < 0.5 or bare:
         mutation = "none"
     rel = rng.choice(rels)
     value = {"set": None, "min": "1", "max": "1", "sum": "1"}[rel[1]]
