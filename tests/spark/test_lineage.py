@@ -22,13 +22,18 @@ c(x + 1) :- c(x), x < 60.
 """
 
 
-@pytest.mark.parametrize("mode", [dict(), dict(pipelined=False), dict(deferred=False)],
-                         ids=["pipelined", "serial", "eager"])
+MODES = pytest.mark.parametrize("mode", [dict(), dict(pipelined=False), dict(deferred=False)],
+                                ids=["pipelined", "serial", "eager"])
+
+
+@MODES
 def test_round_lineage_stays_constant(spark, mode):
     # combine "on": the default ("auto") stops combining the counter's candidates a few
-    # rounds in (there is nothing to drop), and that one change of plan adds an RDD less
+    # rounds in (there is nothing to drop), and that one change of plan adds an RDD less.
+    # Stages off: the counter is a staged recursion, whose rounds with stages on cycle
+    # through a few shapes of live runs as passed stages retire (the next test)
     engine = sparklog.Engine(spark=spark, partitions=2, trace_lineage=True, combine="on",
-                             **mode)
+                             retire_stages=False, **mode)
     result = engine.run(COUNTER)
     assert result.size("c") == 61
     trace = result.lineage
@@ -41,6 +46,25 @@ def test_round_lineage_stays_constant(spark, mode):
     # two scans, of the delta and of full, read one version): its RDDs were built before
     # the job that stores them ran, in the pipelined mode, and reach no earlier version
     assert [t["blocks"] for t in trace[2:]] == [1] * (len(trace) - 2), trace
+
+
+@MODES
+def test_round_lineage_stays_bounded_as_stages_retire(spark, mode):
+    """With stages on, the counter's runs of passed stages retire, so a round reads one
+    or two live runs and its plan takes one of a few shapes (each planned once, then
+    rerun over the stored blocks): what a job carries of the past takes the same few
+    values late in the run as early, and never grows."""
+    engine = sparklog.Engine(spark=spark, partitions=2, trace_lineage=True, combine="on",
+                             **mode)
+    result = engine.run(COUNTER)
+    assert result.size("c") == 61 and sum(r["retired"] for r in result.stats) > 0
+    trace = result.lineage
+    assert len(trace) == 61
+    early, late = trace[3:31], trace[31:]
+    assert {t["rdds"] for t in late} == {t["rdds"] for t in early}, trace
+    assert max(t["partition_bytes"] for t in late) <= \
+        max(t["partition_bytes"] for t in early) + 200
+    assert [t["blocks"] for t in trace[10:]] == [1] * (len(trace) - 10), trace
 
 
 def test_only_reruns_read_stored_blocks(spark):
