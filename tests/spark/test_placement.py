@@ -153,3 +153,39 @@ def test_tuples_derived_where_they_belong_cross_no_shuffle(spark):
         assert total(relation, "shuffled") == 0, relation
     assert total("c", "shuffled") == total("c", "derivations") == len(expected["c"])
     assert total("t@len", "shuffled") > 0
+
+
+SINKS = """
+.decl edge(x: number, y: number)
+edge(1, 2). edge(2, 3). edge(3, 4). edge(4, 1). edge(5, 6). edge(6, 7).
+.decl node(n: number)
+node(n) :- edge(n, _).
+node(n) :- edge(_, n).
+.decl sink(n: number)
+.output sink
+sink(n) :- node(n), !edge(n, _).
+"""
+
+
+def test_a_stored_version_claims_placement_by_its_own_columns(engine):
+    """``sink`` keeps ``node``'s ``_sb`` (same home, translate._keeps_home), and the
+    optimizer drops the alias that renames it: the physical plan then outputs ``node``'s
+    attribute where the version's output has its own. Every stored run must claim hash
+    partitioning (and order) by attributes of its own output, or a join that reads it
+    finds it unplaced and shuffles it every round (PageRank's ``dangling``)."""
+    program, result = _run(engine, SINKS)
+    assert rows(result["sink"]) == reference.evaluate(program.ast)["sink"] == {(7,)}
+    db = result._db
+    for name in db.stored:
+        for run in db.runs(name):
+            plan = run._jdf.queryExecution().analyzed()
+            output = plan.output()
+            ids = {output.apply(i).exprId().id() for i in range(output.size())}
+            partitioning = plan.outputPartitioning()
+            assert partitioning.getClass().getSimpleName() == "HashPartitioning", name
+            claimed = partitioning.expressions()
+            assert {claimed.apply(i).exprId().id() for i in range(claimed.size())} <= ids, name
+            ordering = plan.outputOrdering()
+            for i in range(ordering.size()):
+                child = ordering.apply(i).child()
+                assert child.exprId().id() in ids, name

@@ -89,14 +89,13 @@ def _named_by_output(spark: SparkSession, plan: Any) -> Any:
     return _named(spark, plan.output(), plan.outputPartitioning())
 
 
-def _named(spark: SparkSession, output: Any, partitioning: Any) -> Any:
-    """``partitioning`` over the attributes of ``output`` it names (by expression id)."""
+def _named(spark: SparkSession, output: Any, partitioning: Any, source: Any = None) -> Any:
+    """``partitioning`` over the attributes of ``output`` it names (by expression id, or
+    as the attribute at the same place of ``source``, the output of the physical plan it
+    comes from: see :func:`_ordered`)."""
     if partitioning.getClass().getSimpleName() != "HashPartitioning":
         return partitioning
-    by_id = {}
-    for i in range(output.size()):
-        attribute = output.apply(i)
-        by_id[attribute.exprId().id()] = attribute
+    by_id = _by_id(output, source)
     expressions = partitioning.expressions()
     named = []
     for i in range(expressions.size()):
@@ -104,10 +103,49 @@ def _named(spark: SparkSession, output: Any, partitioning: Any) -> Any:
         if e.getClass().getSimpleName() != "AttributeReference" or e.exprId().id() not in by_id:
             return partitioning
         named.append(by_id[e.exprId().id()])
-    if all(a.nullable() == expressions.apply(i).nullable() for i, a in enumerate(named)):
+    if all(a.exprId().id() == expressions.apply(i).exprId().id()
+           and a.nullable() == expressions.apply(i).nullable() for i, a in enumerate(named)):
         return partitioning
     hashing = spark._jvm.org.apache.spark.sql.catalyst.plans.physical.HashPartitioning
     return hashing(seq(spark, named), partitioning.numPartitions())
+
+
+def _by_id(output: Any, source: Any = None) -> dict[int, Any]:
+    """The attributes of ``output`` by expression id, and by the id of the attribute at
+    the same place of ``source`` (a physical plan's output, in ``output``'s order)."""
+    by_id = {}
+    for i in range(output.size()):
+        attribute = output.apply(i)
+        by_id[attribute.exprId().id()] = attribute
+        if source is not None and source.size() == output.size():
+            by_id.setdefault(source.apply(i).exprId().id(), attribute)
+    return by_id
+
+
+def _ordered(spark: SparkSession, output: Any, ordering: Any, source: Any) -> Any:
+    """A physical plan's ``ordering`` over the attributes of ``output``, the analyzed
+    plan's, at the same places as those of ``source``, the physical plan's output.
+
+    The optimizer may drop an alias that only renames (``_sb AS _sb``, the placement of a
+    relation derived from another placed alike): the physical plan then outputs the
+    source's attribute where the analyzed plan outputs the alias. A stored version takes
+    its output from the analyzed plan, so its placement and order must be renamed, by
+    place, as Spark's own checkpoints do (LogicalRDD.fromDataset), or a join that reads
+    it finds it placed by an attribute it does not output and shuffles it every round
+    (PageRank's ``dangling``, derived from ``node``)."""
+    by_id = _by_id(output, source)
+    orders = []
+    for i in range(ordering.size()):
+        order = ordering.apply(i)
+        children = order.children()
+        renamed = []
+        for j in range(children.size()):
+            child = children.apply(j)
+            if child.getClass().getSimpleName() == "AttributeReference":
+                child = by_id.get(child.exprId().id(), child)
+            renamed.append(child)
+        orders.append(order.withNewChildren(seq(spark, renamed)))
+    return seq(spark, orders)
 
 
 def stored_rdd(df: DataFrame) -> Any:
@@ -192,9 +230,14 @@ def columnar_of(df: DataFrame, eager: bool, compressed: bool) -> DataFrame:
     execution = df._jdf.queryExecution()
     plan = execution.executedPlan()
     output = execution.analyzed().output()
-    partitioning = _named(spark, output, plan.outputPartitioning())
-    return _stored_columnar(spark, plan, output, partitioning, plan.outputOrdering(), eager,
-                            compressed)
+    source = plan.output()
+    if source.equals(output):
+        partitioning = _named(spark, output, plan.outputPartitioning())
+        ordering = plan.outputOrdering()
+    else:
+        partitioning = _named(spark, output, plan.outputPartitioning(), source)
+        ordering = _ordered(spark, output, plan.outputOrdering(), source)
+    return _stored_columnar(spark, plan, output, partitioning, ordering, eager, compressed)
 
 
 def columnar(spark: SparkSession, kept: Executed, plan: Any, eager: bool, compressed: bool
