@@ -167,6 +167,9 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--no-presum", dest="presum", action="store_false",
                      help="in a recursion over a counter (PageRank's iteration), store every "
                           "contribution to a $SUM, not each round's sum per key")
+    run.add_argument("--no-inline-constants", dest="inline_constants", action="store_false",
+                     help="cross-join a recursive rule's one-row parameters (iterations(k)) "
+                          "every round, not read them once as literals")
     run.add_argument("--no-retire-stages", dest="retire_stages", action="store_false",
                      help="in a recursion over a counter (PageRank's iteration), keep reading "
                           "the stored tuples of stages every delta has passed")
@@ -423,6 +426,7 @@ def _run(args) -> int:
                         pipelined=args.pipelined, skip_idle=args.skip_idle,
                         retire_stages=args.retire_stages, smart_end=args.smart_end,
                         inline_totals=args.inline_totals, presum=args.presum,
+                        inline_constants=args.inline_constants,
                         reuse_plans=args.reuse_plans,
                         join_planning=args.join_planning, broadcast_rows=args.broadcast_rows,
                         combine=args.combine, max_iterations=args.max_iterations,

@@ -53,6 +53,11 @@ class Options:
     # shares) stores each round's contributions summed per key, not one row each
     # (ir/presum.py); a run where that fails is evaluated again without it.
     presum: bool = True
+    # A recursive stratum's rule that crosses a lower stratum's relation of at most one row
+    # (a parameter: PageRank's ``iterations(k)``, ``damping(a)``, ``size(c)``) reads its
+    # values as literals, read once per stratum, not through a cross join every round
+    # (Database.constant_rows).
+    inline_constants: bool = True
     # Rounds reading at least this many stored rows use whole-stage code generation, the
     # others run without it (see Database.use_codegen). None: no round uses it; 0: every round
     # does, as the session would by default.
@@ -161,7 +166,8 @@ class Options:
             if not isinstance(value, int) or value < low:
                 raise UsageError(f"{name} must be at least {low}, not {value!r}")
         for name in ("balance", "indexes", "skip_idle", "retire_stages",
-                     "smart_end", "join_dedup", "inline_totals", "presum"):
+                     "smart_end", "join_dedup", "inline_totals", "presum",
+                     "inline_constants"):
             if not isinstance(getattr(self, name), bool):
                 raise UsageError(f"{name} must be True or False, not {getattr(self, name)!r}")
         if not isinstance(self.balance_ratio, (int, float)) or not self.balance_ratio >= 1:

@@ -78,6 +78,7 @@ def _evaluate_stratum(db: Database, sp: StratumPlan, stats: Stats) -> None:
     db.smart = smart_lengths(sp, db.plan) if db.options.smart_end else {}
     db.presums = presummed(sp, db.plan) if db.options.presum else {}
     db.guarded = guarded(db.presums)
+    db.running = frozenset(sp.relations) if sp.stratum.recursive else None
     try:
         projected = _projection(db, sp)
         if projected is not None:
@@ -92,6 +93,7 @@ def _evaluate_stratum(db: Database, sp: StratumPlan, stats: Stats) -> None:
         db.delta_low.clear()
         db.smart, db.powers = {}, {}
         db.presums, db.guarded = {}, set()
+        db.running = None
 
 
 def _projection(db: Database, sp: StratumPlan) -> tuple[Kernel, Scan] | None:

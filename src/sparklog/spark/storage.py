@@ -32,7 +32,7 @@ from pyspark.sql import functions as F
 
 from sparklog.defaults import COMBINE_RATIO
 from sparklog.options import Options
-from sparklog.ir.nodes import DELTA, Kernel, Layout, Plan, Scan
+from sparklog.ir.nodes import DELTA, FULL, Kernel, Layout, Plan, Scan
 from sparklog.ir.presum import MARKER, PresumRefuted
 from sparklog.spark import jvm
 from sparklog.spark.combine import combine_for, stored_names
@@ -234,6 +234,12 @@ class Database:
     # relations guarded for them: a key of those that improves twice refutes the presum
     presums: dict[str, tuple[str, ...]] = field(default_factory=dict)
     guarded: set[str] = field(default_factory=set)
+    # the relations of the running recursive stratum (None in a non-recursive one), and
+    # the rows of a scan of a lower stratum's relation found to hold at most one, by the
+    # scan's SQL (constant_rows)
+    running: frozenset[str] | None = None
+    _constants: dict[tuple[Any, ...], list[tuple[Any, ...]] | None] = \
+        field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.options.trace_lineage:
@@ -742,6 +748,36 @@ class Database:
             return self.sizes[relation]
         return self.expected.get(relation, 0)
 
+    def constant_rows(self, step: Scan, sql: str) -> list[tuple[Any, ...]] | None:
+        """The rows ``sql`` (a scan of ``step``'s relation) reads when they are at most one
+        and cannot change while the running recursive stratum runs: the relation belongs to
+        a stratum below it, holds at most CONSTANT_ROWS rows, and the scan finds at most one
+        of them (``iterations(k)``; ``config("k", v)`` in a table of settings). None
+        otherwise (the scan stays a join).
+
+        A recursive rule that crosses such a parameter then reads its values as literals
+        (translate._scan): the cross join, its scan and its code-generation stage leave
+        the plan that every round runs again, and the literals fold into the expressions
+        that use them. The rows are read once per stratum, as Spark reads a scalar
+        subquery's one value before the query that uses it; a deferred version is
+        computed (and booked) first."""
+        relation = step.relation
+        if self.running is None or relation in self.running or relation not in self.stored \
+                or not self.options.inline_constants or step.version != FULL:
+            return None
+        key = (sql, *(id(run) for run in self.runs(relation)))
+        if key in self._constants:
+            return self._constants[key]
+        for run in self.runs(relation):
+            if any(e[0] is run for e in self.pending):
+                self.settle(force=True, only=run)
+        rows = None
+        if self.sizes.get(relation, CONSTANT_ROWS + 1) <= CONSTANT_ROWS:
+            found = [tuple(r) for r in self.spark.sql(f"{sql} LIMIT 2").collect()]
+            rows = found if len(found) <= 1 else None
+        self._constants[key] = rows
+        return rows
+
     def read_rows(self, step: Scan) -> int:
         """The rows a kernel's scan reads, from sizes already known: a delta's, the new rows
         of the last counted round that had any (planned ahead, a round reads the delta of
@@ -1122,6 +1158,9 @@ class Database:
             pass
 
 
+# the most rows a lower stratum's relation holds for a scan of it to be read for a
+# recursive rule's literals (Database.constant_rows): reading a larger one is not worth a job
+CONSTANT_ROWS = 1_000
 MAX_DEFERRED_DEPTH = 40  # stages, about, of uncomputed versions under a new one
 
 

@@ -57,6 +57,7 @@ class Store(Protocol):
     def size_or_expected(self, relation: str) -> int: ...
     def read_rows(self, step: Scan) -> int: ...
     def presum_marks(self, relation: str) -> dict[int, str]: ...
+    def constant_rows(self, step: Scan, sql: str) -> list[tuple] | None: ...
 
     @property
     def options(self) -> Options: ...
@@ -349,6 +350,10 @@ def _scan(step: Scan, q: Query, store: Store) -> Query:
                      kernel=q.kernel)
     carried = list(scope.columns.values()) + [f"{c}__s" for c in q.text_columns]
     names = {v: scope.bind(v, k) for v, k in new_vars.items()}
+    if not shared:  # a cross join: with a parameter, its values as literals
+        rows = store.constant_rows(step, scan_sql(step, store, names, keep_sb=False))
+        if rows is not None:
+            return _literals(q, {names[v]: k for v, k in new_vars.items()}, rows)
     co = _co_partitioned(q.partitioned_as, step, store, shared)
     planned = not co and not q.broadcast  # which side moves is for the planner to choose
     replicated = planned and _replicated(step, q, store, bool(shared))
@@ -406,6 +411,26 @@ def _scan(step: Scan, q: Query, store: Store) -> Query:
     # the placement columns have done their work: later joins are not co-partitioned
     return Query(_drop_sb(sql, q), scope, None, q.text_columns, q.depth, q.broadcast, q.moved,
                  q.rows, q.kernel)
+
+
+def _literals(q: Query, columns: dict[str, str], rows: list[tuple]) -> Query:
+    """The rows so far, each with the one row of a parameter (Store.constant_rows) as
+    literal ``columns`` (name: kind), in their order; none if it has no row. They stay
+    where they are: nothing is joined."""
+    values = rows[0] if rows else (None,) * len(columns)
+    literals = [_literal(kind, value) + f" AS {name}"
+                for (name, kind), value in zip(columns.items(), values)]
+    q.depth += 1
+    sql = f"SELECT {', '.join(['l.*'] + literals)} FROM ({q.sql}) l"
+    return Query(sql if rows else f"{sql} WHERE false", q.scope, q.partitioned_as,
+                 q.text_columns, q.depth, q.broadcast, q.moved, q.rows, q.kernel)
+
+
+def _literal(kind: str, value) -> str:
+    """A stored value as a Spark SQL literal of its column's type (storage._spark_type)."""
+    if value is None:
+        return "CAST(NULL AS DOUBLE)" if kind == "float" else "CAST(NULL AS BIGINT)"
+    return X.sql_float(value) if kind == "float" else X.sql_number(int(value))
 
 
 def _replicated(step: Scan, q: Query, store: Store, equi: bool) -> bool:
