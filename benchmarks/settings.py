@@ -56,6 +56,11 @@ the control); writes results/smart-end.{json,md}.
 contributions are each derived once stores a sum per key and round, ir/presum.py: PageRank
 a share per node, not one per edge); writes results/presum.{json,md}.
 
+``--compare inline-constants``: ``--no-inline-constants`` against the default (a recursive
+rule's one-row parameters, PageRank's ``iterations(k)``, ``damping(a)`` and ``size(c)``,
+read once per stratum as literals, not cross-joined every round: Database.constant_rows);
+writes results/inline-constants.{json,md}.
+
 ``--compare replicate-static``: ``--replicate-static off`` (a linear recursion placed by
 the join column) against the default ``auto`` (a closure's measured edges sent to its delta
 when their copies a round are few); writes results/replicate-static.{json,md}.
@@ -121,6 +126,8 @@ COMPARISONS = {
                   "Smart ends after no power of two (default)": []},
     "presum": {"every contribution stored": ["--no-presum"],
                "contributions summed per key (default)": []},
+    "inline-constants": {"parameters cross-joined every round": ["--no-inline-constants"],
+                         "parameters read as literals (default)": []},
     "replicate-static": {"placed by the join column (off)": ["--replicate-static", "off"],
                          "edges sent to the delta (auto, default)": []},
     "stored-compression": {"compressed column batches": ["--stored", "compressed"],
@@ -140,6 +147,8 @@ TITLES = {"jit": "JIT compilers of the local driver JVM",
           "inline-totals": "$SUM totals read where they are summed (--no-inline-totals)",
           "smart-end": "Smart's last round known before it runs (--no-smart-end)",
           "presum": "$SUM contributions summed per key before they are stored (--no-presum)",
+          "inline-constants": "A recursive rule's one-row parameters read as literals "
+                              "(--no-inline-constants)",
           "replicate-static": "A linear recursion placed by the columns its head keeps, "
                               "its edges sent to the delta (--replicate-static)",
           "stored-compression": "Stored versions as compressed or plain column batches "
