@@ -24,7 +24,12 @@ stage-indexed analyses, for which the engine retires the stored runs of passed s
   third in one round are joined again at their stage into it, PageRank's shares and lost
   mass, so that one kernel of the join (the old side with the other's new tuples) meets
   nothing and is left out of the round (rounds._empty); half of those have no other
-  recursive rule, which might otherwise put later stages on the old side.
+  recursive rule, which might otherwise put later stages on the old side;
+- half of all programs (drawn apart as well) bound the counter by a parameter, a relation
+  ``lim(k)`` of a lower stratum, instead of a number (``i < k``: PageRank's
+  ``iterations(k)``), which the engine reads as a literal where it holds at most one row
+  (Database.constant_rows): one fact, an input fact, an aggregate of a lower stratum, no
+  row at all (nothing moves up), or two rows (still a join).
 
 The oracle is the reference evaluator on the program as written.
 """
@@ -55,6 +60,21 @@ def generate_staged(seed: int, prefix: str = "") -> tuple[Program, dict[str, set
     edges = {(rng.randrange(NODES), rng.randrange(NODES)) for _ in range(rng.randint(3, 9))}
     starts = {(rng.randrange(NODES), rng.choice((0, 0, 1, 2))) for _ in range(rng.randint(1, 3))}
     facts = {f"{p}e": edges, f"{p}start": starts}
+    bounding = random.Random(f"param {seed}")
+    param = bounding.choice(("fact", "input", "derived", "empty", "two")) \
+        if bounding.random() < 1 / 2 else None
+    if param is not None:  # the bound a parameter of a lower stratum: lim(k), i < k
+        lines.append(f".decl {p}lim(k:number)")
+        if param == "input":
+            lines.append(f".input {p}lim")
+            facts[f"{p}lim"] = {(limit,)}
+        elif param == "empty":
+            lines.append(f".input {p}lim")
+            facts[f"{p}lim"] = set()
+        elif param == "derived":  # counted after the inputs are read: a deferred version
+            lines.append(f"{p}lim(m + {limit - 2}) :- m = count : {{ {p}e(_, _) }}, m > 0.")
+        else:
+            lines += [f"{p}lim({limit})."] + ([f"{p}lim({limit - 1})."] if param == "two" else [])
     count = rng.randint(1, 3)
     if presum:  # a $SUM after one or two relations it reads
         count = max(count, 2)
@@ -127,7 +147,7 @@ def generate_staged(seed: int, prefix: str = "") -> tuple[Program, dict[str, set
             # a value flows only within one lattice ($MIN into $MAX is not monotone)
             value = {"set": None, "min": "d + 1", "max": "d", "sum": "1"}[rel[1]] \
                 if src[1] == rel[1] else {"set": None, "min": "1", "max": "1", "sum": "1"}[rel[1]]
-            guard = f"i < {limit}"
+            guard = f"{p}lim(k), i < k" if param else f"i < {limit}"
             if presum and rel[1] == "sum":
                 # read a relation that is not a $SUM (a $SUM read is its contributions
                 # and their total: two reads), a $MAX most of all, whose value it adds
@@ -160,7 +180,7 @@ def generate_staged(seed: int, prefix: str = "") -> tuple[Program, dict[str, set
     if fork:  # r1 and r2 a stage up from r0, joined again at their stage into r0
         hub, left, right = rels
         value = {"set": None, "min": "1", "max": "1", "sum": "1"}
-        guard = f"i < {limit}"
+        guard = f"{p}lim(k), i < k" if param else f"i < {limit}"
         rule(left, "i + 1", nodes_of(left, "y", "x"), value[left[1]],
              f"{atom(hub, 'i', nodes_of(hub, 'x'))}, {p}e(x, y), {guard}")
         rule(right, "i + 1", nodes_of(right, "y", "y"), value[right[1]],

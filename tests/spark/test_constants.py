@@ -35,6 +35,8 @@ two(1). two(2).
 cfg("steps", 3). cfg("other", 9).
 .decl flag()
 flag().
+.decl off()
+off() :- lim(k), k > 100.
 
 .decl c(i: number, f: float, s: symbol, b: number, u: unsigned, z: float)
 .output c
@@ -57,6 +59,11 @@ g(i + 1) :- g(i), cfg("steps", k), i < k.
 .output h
 h(0).
 h(i + 1) :- h(i), flag(), i < 2.
+.decl n(i: number)
+.output n
+n(0).
+n(i + 1) :- n(i), off(), i < 2.
+n(i + 1) :- n(i), none(_), i < 2.
 """
 
 
@@ -75,18 +82,18 @@ def answers(spark):
     Database.constant_rows = spy
     try:
         on = sparklog.Engine(spark=spark, partitions=2).run(sparklog.Program.from_text(PROGRAM))
-        on_rows = {r: rows(on[r]) for r in "cetgh"}
+        on_rows = {r: rows(on[r]) for r in "cetghn"}
     finally:
         Database.constant_rows = real
     off = sparklog.Engine(spark=spark, partitions=2, inline_constants=False).run(
         sparklog.Program.from_text(PROGRAM))
-    return on_rows, {r: rows(off[r]) for r in "cetgh"}, seen
+    return on_rows, {r: rows(off[r]) for r in "cetghn"}, seen
 
 
 def test_parameters_agree_with_the_reference_evaluator(answers):
     on, off, _ = answers
     expected = reference.evaluate(parse(PROGRAM, "constants.dl"))
-    for relation in "cetgh":
+    for relation in "cetghn":
         assert on[relation] == expected[relation], relation
         assert off[relation] == on[relation], relation
     tops = {row[4] for row in on["c"] if row[0] > 0}
@@ -94,7 +101,7 @@ def test_parameters_agree_with_the_reference_evaluator(answers):
     assert {row[3] for row in on["c"] if row[0] > 0} == {-2**63}
     assert {row[5] for row in on["c"] if row[0] > 0} == {float("inf")}
     assert max(on["c"])[1] == 0.1 + 0.1 + 0.1 + 0.1  # added as Soufflé adds them
-    assert on["e"] == {(0,)} and on["g"] == {(i,) for i in range(4)}
+    assert on["e"] == on["n"] == {(0,)} and on["g"] == {(i,) for i in range(4)}
     assert on["t"] == {(0, 0)} | {(i, j) for i in (1, 2, 3) for j in (1, 2)}
 
 
@@ -105,4 +112,4 @@ def test_which_scans_are_read_as_literals(answers):
     assert seen["lim"] == [(4,)] and seen["step"] == [(0.1,)] and seen["cfg"] == [(3,)]
     assert seen["none"] == [] and seen["two"] is None
     assert seen["tag"] is not None and seen["low"] == [(-2**63,)]
-    assert seen["flag"] is not None and len(seen["flag"]) == 1
+    assert seen["flag"] is not None and len(seen["flag"]) == 1 and seen["off"] == []
