@@ -765,6 +765,8 @@ class Database:
         if self.running is None or relation in self.running or relation not in self.stored \
                 or not self.options.inline_constants or step.version != FULL:
             return None
+        if relation not in self.sizes and self.expected.get(relation, 0) > CONSTANT_ROWS:
+            return None  # deferred and expected large: not computed ahead for this
         key = (sql, *(id(run) for run in self.runs(relation)))
         if key in self._constants:
             return self._constants[key]
