@@ -224,7 +224,7 @@ class Engine:
         if isinstance(program, str):
             program = Program.from_text(program)
         inputs = subsumption.inputs_of(program.ast, dict(inputs or {}))
-        previous = session.apply_required(self.spark)
+        previous = session.apply_required(self.spark, self.options.partitions)
         try:  # auto's measurement reads the inputs with the settings a run needs
             shapes = self.shapes(program, inputs, Path(facts_dir or "."))
             plan = program.plan_for(self.options.strategy, self.options.indexes, shapes,

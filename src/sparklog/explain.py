@@ -101,7 +101,7 @@ def iteration_plan(engine, program, facts_dir: Path | None, shapes=None) -> str:
     loop = next((sp for sp in plan.strata if sp.loop), None)
     if loop is None:
         return "(no recursive stratum)"
-    previous = session.apply_required(engine.spark)
+    previous = session.apply_required(engine.spark, engine.options.partitions)
     try:
         db = Database(engine.spark, plan, engine.options)
         if facts_dir is not None:

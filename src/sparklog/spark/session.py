@@ -62,6 +62,7 @@ WHOLE_STAGE = "spark.sql.codegen.wholeStage"
 # that it reaches a round's tasks.
 FACTORY_MODE = "spark.sql.codegen.factoryMode"
 SWITCHED_CONF = (WHOLE_STAGE, FACTORY_MODE)
+SHUFFLE_PARTITIONS = "spark.sql.shuffle.partitions"
 
 
 def java_problem() -> str | None:
@@ -409,10 +410,19 @@ def advise(spark) -> None:
                       SessionAdvice, stacklevel=3)
 
 
-def apply_required(spark) -> dict[str, str | None]:
-    """Set the settings sparklog depends on; return the previous values to restore."""
+def apply_required(spark, partitions: int | None = None) -> dict[str, str | None]:
+    """Set the settings sparklog depends on; return the previous values to restore.
+
+    With ``partitions`` (the run's), Spark's own shuffles (an aggregate's, a join's on
+    columns no relation is placed by) make as many partitions as the stored relations
+    have, as in a session sparklog starts. A session built without sparklog keeps Spark's
+    200 (adaptive execution, which would coalesce them, is off: REQUIRED_CONF), and every
+    such Exchange runs 200 tasks, round after round, for a few thousand rows."""
     previous = {key: spark.conf.get(key, None) for key in SWITCHED_CONF}
-    for key, value in REQUIRED_CONF.items():
+    settings = dict(REQUIRED_CONF)
+    if partitions is not None:
+        settings[SHUFFLE_PARTITIONS] = str(partitions)
+    for key, value in settings.items():
         previous[key] = spark.conf.get(key, None)
         spark.conf.set(key, value)
     return previous
