@@ -66,6 +66,10 @@ the join column) against the default ``auto`` (a closure's measured edges sent t
 when their copies a round are few); writes results/replicate-static.{json,md}.
 ``lederberg`` is the left-linear TC of Lederberg.tsv.
 
+``--compare stored-copies``: ``--no-stored-copies`` (the edges a linear recursion sends to
+every sub-bucket of its delta shuffled there every round) against the default (their copies
+stored once per stratum: Database.copy_view); writes results/stored-copies.{json,md}.
+
 ``--compare stored-compression``: ``--stored compressed`` (Spark's compression schemes
 encode every stored batch) against the default ``columnar`` (plain batches); writes
 results/stored-compression.{json,md}.
@@ -130,6 +134,8 @@ COMPARISONS = {
                          "parameters read as literals (default)": []},
     "replicate-static": {"placed by the join column (off)": ["--replicate-static", "off"],
                          "edges sent to the delta (auto, default)": []},
+    "stored-copies": {"edges shuffled to the delta every round": ["--no-stored-copies"],
+                      "edges' copies stored once (default)": []},
     "stored-compression": {"compressed column batches": ["--stored", "compressed"],
                            "plain column batches (default)": []},
     "twolevel": {"two-level aggregation map (Spark's default)": [],
@@ -151,6 +157,8 @@ TITLES = {"jit": "JIT compilers of the local driver JVM",
                               "(--no-inline-constants)",
           "replicate-static": "A linear recursion placed by the columns its head keeps, "
                               "its edges sent to the delta (--replicate-static)",
+          "stored-copies": "The copies of the edges sent to the delta stored once per "
+                           "stratum (--no-stored-copies)",
           "stored-compression": "Stored versions as compressed or plain column batches "
                                 "(--stored compressed|columnar)",
           "twolevel": "Spark's two-level aggregation map against the one-level map",

@@ -170,6 +170,9 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--no-inline-constants", dest="inline_constants", action="store_false",
                      help="cross-join a recursive rule's one-row parameters (iterations(k)) "
                           "every round, not read them once as literals")
+    run.add_argument("--no-stored-copies", dest="stored_copies", action="store_false",
+                     help="shuffle a lower stratum's relation to every sub-bucket of a "
+                          "recursive join's rows every round, not store that copy once")
     run.add_argument("--no-retire-stages", dest="retire_stages", action="store_false",
                      help="in a recursion over a counter (PageRank's iteration), keep reading "
                           "the stored tuples of stages every delta has passed")
@@ -427,6 +430,7 @@ def _run(args) -> int:
                         retire_stages=args.retire_stages, smart_end=args.smart_end,
                         inline_totals=args.inline_totals, presum=args.presum,
                         inline_constants=args.inline_constants,
+                        stored_copies=args.stored_copies,
                         reuse_plans=args.reuse_plans,
                         join_planning=args.join_planning, broadcast_rows=args.broadcast_rows,
                         combine=args.combine, max_iterations=args.max_iterations,

@@ -58,6 +58,11 @@ class Options:
     # values as literals, read once per stratum, not through a cross join every round
     # (Database.constant_rows).
     inline_constants: bool = True
+    # A recursive stratum's join that sends a lower stratum's relation to every sub-bucket
+    # of the rows so far (translate._replicated: the edges of a linear closure) reads a
+    # copy placed there once per stratum, not one shuffled there every round
+    # (Database.copy_view).
+    stored_copies: bool = True
     # Rounds reading at least this many stored rows use whole-stage code generation, the
     # others run without it (see Database.use_codegen). None: no round uses it; 0: every round
     # does, as the session would by default.
@@ -167,7 +172,7 @@ class Options:
                 raise UsageError(f"{name} must be at least {low}, not {value!r}")
         for name in ("balance", "indexes", "skip_idle", "retire_stages",
                      "smart_end", "join_dedup", "inline_totals", "presum",
-                     "inline_constants"):
+                     "inline_constants", "stored_copies"):
             if not isinstance(getattr(self, name), bool):
                 raise UsageError(f"{name} must be True or False, not {getattr(self, name)!r}")
         if not isinstance(self.balance_ratio, (int, float)) or not self.balance_ratio >= 1:

@@ -45,6 +45,32 @@ def test_closure_rounds_shuffle_no_derived_tuple(spark, text):
     assert all(r["shuffled"] > 0 for r in loops[False] if r["derivations"])
 
 
+@pytest.mark.parametrize("text", [TC, RIGHT], ids=["left-linear", "right-linear"])
+def test_edges_sent_to_the_delta_are_copied_once_a_stratum(spark, text):
+    """The copies of the edges a linear closure sends to every sub-bucket of its delta
+    are stored once for the stratum (Database.copy_view): every loop round's job then
+    crosses no shuffle at all, where shuffling them there (stored_copies off) is a
+    shuffle in each. The same rounds, the same closure."""
+    rng = random.Random(7)
+    edges = sorted({(rng.randrange(40), rng.randrange(40)) for _ in range(70)})
+    df = edges_df(spark, edges)
+    shuffles, derivations = {}, {}
+    for on in (True, False):
+        engine = sparklog.Engine(spark=spark, partitions=2, strategy="asis",
+                                 replicate_static=True, stored_copies=on,
+                                 trace_lineage=True)
+        result = run(engine, text, inputs={"edge": df})
+        assert rows(result["tc"]) == _closure(edges)
+        loops = [r for r in result.stats if r["relation"] == "tc" and r["iteration"] > 0]
+        assert all(r["outer"] == "inner" for r in loops if r["derivations"]), loops
+        derivations[on] = [r["derivations"] for r in loops]
+        # a round's job, after the first (which computes the deferred first version too)
+        shuffles[on] = [t["shuffles"] for t in result.lineage][1:]
+    assert derivations[True] == derivations[False]
+    assert len(shuffles[True]) >= 3 and set(shuffles[True]) == {0}, shuffles
+    assert all(n >= 1 for n in shuffles[False]), shuffles
+
+
 @pytest.mark.parametrize("strategy", ["asis", "left"])
 def test_random_closure_programs_agree_with_reference(spark, strategy):
     """Closure programs (tests/closure_programs.py: carried columns, filters, several

@@ -94,6 +94,7 @@ def _evaluate_stratum(db: Database, sp: StratumPlan, stats: Stats) -> None:
         db.smart, db.powers = {}, {}
         db.presums, db.guarded = {}, set()
         db.running = None
+        db.drop_copies()
 
 
 def _projection(db: Database, sp: StratumPlan) -> tuple[Kernel, Scan] | None:

@@ -43,7 +43,7 @@ from sparklog.spark.session import FACTORY_MODE, WHOLE_STAGE
 from sparklog.spark.jobs import _Worker
 from sparklog.spark import balance
 from sparklog.spark.balance import Allocation, home_sql
-from sparklog.spark.translate import IT, KEPT, NEWEST, OLDER, SB, Combine
+from sparklog.spark.translate import HOME, IT, KEPT, NEWEST, OLDER, SB, Combine
 
 if TYPE_CHECKING:
     from sparklog.spark.rounds import _Kept
@@ -240,6 +240,9 @@ class Database:
     running: frozenset[str] | None = None
     _constants: dict[tuple[Any, ...], list[tuple[Any, ...]] | None] = \
         field(default_factory=dict)
+    # the running stratum's stored copies of lower relations sent to every sub-bucket, by
+    # relation, home values and runs: (view, stored DataFrame) (copy_view)
+    _copies: dict[tuple[Any, ...], tuple[str, DataFrame]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.options.trace_lineage:
@@ -780,6 +783,55 @@ class Database:
         self._constants[key] = rows
         return rows
 
+    def copy_view(self, relation: str, homes: str) -> str | None:
+        """A view of a copy of ``relation`` with each row once for every home value
+        ``homes`` yields (SQL: Allocation.every_home_sql of the rows a join sends it to),
+        in column ``_q`` and placed by it, stored once per recursive stratum; None when
+        the relation may change while the stratum runs (one of its own, or no stratum is
+        running) or stored copies are off.
+
+        A join that sends a small side to every sub-bucket of the rows so far
+        (translate._replicated: a linear closure's edges, rewrite/replicate.py) would
+        otherwise shuffle the same copies every round, an Exchange and a stage of each
+        round's job. Read from storage, the copies come placed by ``_q`` already, which
+        the join's placement on (..., ``_q``) is satisfied by: no Exchange. Stored by a
+        job of their own when first asked for (a job group of their own, so no round's
+        stats count it), which cuts their lineage: a lazy checkpoint, computed by a round's
+        job, would keep it (a round checkpoints its own versions, not what they read).
+        Freed when the stratum ends (drop_copies)."""
+        if self.running is None or relation in self.running or relation not in self.stored \
+                or not self.options.stored_copies:
+            return None
+        runs = self.runs(relation)
+        key = (relation, homes, *(id(run) for run in runs))
+        if key not in self._copies:
+            kinds = self.kinds(relation)
+            cols = ", ".join(f"c{i}" for i in range(len(kinds))) or "1 AS _unit"
+            union = " UNION ALL ".join(f"SELECT {cols} FROM {view}" for view in
+                                       [self.view(relation), *self.sealed_views(relation)])
+            copies = self.spark.sql(f"SELECT r.*, {homes} AS {HOME} FROM ({union}) r")
+            placed = copies.repartition(self.options.partitions, HOME)
+            sc = self.spark.sparkContext
+            saved = {k: sc.getLocalProperty(k) for k in _JOB_GROUP}
+            sc.setJobGroup(f"{self.prefix}-copy-{relation}",
+                           f"sparklog: {relation} copied to every sub-bucket")
+            try:
+                stored = _checkpoint(placed, self.options, eager=True)
+            finally:
+                for k, v in saved.items():
+                    sc.setLocalProperty(k, v)
+            name = f"`{self.prefix}_{relation}@copy{next(_RUNS)}`"
+            stored.createOrReplaceTempView(name)
+            self._copies[key] = (name, stored)
+        return self._copies[key][0]
+
+    def drop_copies(self) -> None:
+        """Free the running stratum's stored copies (copy_view)."""
+        for name, stored in self._copies.values():
+            self.spark.catalog.dropTempView(name.strip("`"))
+            self.release(stored)
+        self._copies.clear()
+
     def read_rows(self, step: Scan) -> int:
         """The rows a kernel's scan reads, from sizes already known: a delta's, the new rows
         of the last counted round that had any (planned ahead, a round reads the delta of
@@ -1160,6 +1212,8 @@ class Database:
             pass
 
 
+# the local properties a job group sets (SparkContext.setJobGroup)
+_JOB_GROUP = ("spark.jobGroup.id", "spark.job.description", "spark.job.interruptOnCancel")
 # the most rows a lower stratum's relation holds for a scan of it to be read for a
 # recursive rule's literals (Database.constant_rows): reading a larger one is not worth a job
 CONSTANT_ROWS = 1_000

@@ -58,6 +58,7 @@ class Store(Protocol):
     def read_rows(self, step: Scan) -> int: ...
     def presum_marks(self, relation: str) -> dict[int, str]: ...
     def constant_rows(self, step: Scan, sql: str) -> list[tuple] | None: ...
+    def copy_view(self, relation: str, homes: str) -> str | None: ...
 
     @property
     def options(self) -> Options: ...
@@ -268,18 +269,7 @@ def translate(step, q: Query, store: Store) -> Query:
 def scan_sql(step: Scan, store: Store, names: dict[str, str], keep_sb: bool) -> str:
     """SELECT the scan's first-occurrence variables (named by ``names``) from a version."""
     kinds = store.kinds(step.relation)
-    conds, cols, seen = [], [], {}
-    for i, arg in enumerate(step.args):
-        match arg:
-            case n.Var(name=name) if name in seen:
-                conds.append(f"c{i} = c{seen[name]}")
-            case n.Var(name=name):
-                seen[name] = i
-                cols.append(f"c{i} AS {names[name]}")
-            case n.Wildcard():
-                pass
-            case _:
-                conds.append(f"c{i} = {X.value(arg, X.Scope())}")
+    cols, conds = _picked(step, names)
     assert len(kinds) == len(step.args)
     if keep_sb:
         # Aliased to itself: a bare ``_sb`` from a view carries the view's name as its
@@ -307,6 +297,31 @@ def scan_sql(step: Scan, store: Store, names: dict[str, str], keep_sb: bool) -> 
         return newest
     sealed = [select + view + _where(conds) for view in store.sealed_views(step.relation)]
     return " UNION ALL ".join([newest, *sealed])
+
+
+def _picked(step: Scan, names: dict[str, str]) -> tuple[list[str], list[str]]:
+    """The columns a scan selects (its first-occurrence variables, named by ``names``) and
+    the conditions its repeated variables and constants put on a stored row."""
+    conds, cols, seen = [], [], {}
+    for i, arg in enumerate(step.args):
+        match arg:
+            case n.Var(name=name) if name in seen:
+                conds.append(f"c{i} = c{seen[name]}")
+            case n.Var(name=name):
+                seen[name] = i
+                cols.append(f"c{i} AS {names[name]}")
+            case n.Wildcard():
+                pass
+            case _:
+                conds.append(f"c{i} = {X.value(arg, X.Scope())}")
+    return cols, conds
+
+
+def _copies_sql(step: Scan, names: dict[str, str], view: str) -> str:
+    """A scan of a stored copy of ``step``'s relation sent to every home value
+    (Store.copy_view), with each copy's home value in ``_q``."""
+    cols, conds = _picked(step, names)
+    return f"SELECT {', '.join(cols + [f'{HOME} AS {HOME}'])} FROM {view}{_where(conds)}"
 
 
 def _summed_sql(step: Scan, store: Store, conds: list[str], cols: list[str]) -> str:
@@ -368,8 +383,13 @@ def _scan(step: Scan, q: Query, store: Store) -> Query:
     inward = None if co or q.broadcast or homes is not None or q.partitioned_as is None \
         else store.allocation(q.partitioned_as.relation).every_home_sql() if replicated \
         else _homes(q.partitioned_as, store, scope, shared, single=False)
-    right = scan_sql(step, store, names, keep_sb=co or homes is not None)
-    if inward is not None:
+    # sent to every sub-bucket, a relation that cannot change while the stratum runs is
+    # read from a copy placed there once (Store.copy_view), not shuffled there every round
+    copies = store.copy_view(step.relation, inward) \
+        if replicated and inward is not None and step.summed is None else None
+    right = _copies_sql(step, names, copies) if copies is not None \
+        else scan_sql(step, store, names, keep_sb=co or homes is not None)
+    if inward is not None and copies is None:
         q.depth += 1
         right = f"SELECT r{q.depth}.*, {inward} AS {HOME} FROM ({right}) r{q.depth}"
     fresh = [names[v] for v in new_vars if v not in shared]
