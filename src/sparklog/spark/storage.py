@@ -826,11 +826,15 @@ class Database:
         return self._copies[key][0]
 
     def drop_copies(self) -> None:
-        """Free the running stratum's stored copies (copy_view)."""
-        for name, stored in self._copies.values():
-            self.spark.catalog.dropTempView(name.strip("`"))
+        """Free the running stratum's stored copies (copy_view). Called as the stratum ends,
+        also when it fails: freeing is best effort and never hides the failure."""
+        copies, self._copies = list(self._copies.values()), {}
+        for name, stored in copies:
+            try:
+                self.spark.catalog.dropTempView(name.strip("`"))
+            except Exception:  # noqa: BLE001 - a stopped session has no views to drop
+                pass
             self.release(stored)
-        self._copies.clear()
 
     def read_rows(self, step: Scan) -> int:
         """The rows a kernel's scan reads, from sizes already known: a delta's, the new rows
