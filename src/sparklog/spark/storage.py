@@ -805,10 +805,8 @@ class Database:
         runs = self.runs(relation)
         key = (relation, homes, *(id(run) for run in runs))
         if key not in self._copies:
-            kinds = self.kinds(relation)
-            cols = ", ".join(f"c{i}" for i in range(len(kinds))) or "1 AS _unit"
-            union = " UNION ALL ".join(f"SELECT {cols} FROM {view}" for view in
-                                       [self.view(relation), *self.sealed_views(relation)])
+            cols = [f"c{i}" for i in range(len(self.kinds(relation)))] or ["1 AS _unit"]
+            union = self._every_run(relation, cols)
             copies = self.spark.sql(f"SELECT r.*, {homes} AS {HOME} FROM ({union}) r")
             placed = copies.repartition(self.options.partitions, HOME)
             sc = self.spark.sparkContext
@@ -898,15 +896,19 @@ class Database:
                 observed.source = full
         return DataFrame(full, self.spark), metrics
 
+    def _every_run(self, relation: str, columns: list[str]) -> str:
+        """SQL for ``columns`` of every stored run of a relation, newest first."""
+        return " UNION ALL ".join(
+            f"SELECT {', '.join(columns)} FROM {view}"
+            for view in [self.view(relation), *self.sealed_views(relation)])
+
     def key_counts(self, relation: str) -> str:
         """A view of the relation's tuples per key (its bucket columns ``c..`` and ``n``),
         computed once, by the first job that reads it (iteration roll-over's estimate)."""
         name = f"`{self.prefix}_{relation}@keys`"
         if relation not in self._key_counts:
             keys = [f"c{i}" for i in self.layout(relation).key]
-            runs = " UNION ALL ".join(
-                f"SELECT {', '.join(keys)} FROM {view}"
-                for view in [self.view(relation), *self.sealed_views(relation)])
+            runs = self._every_run(relation, keys)
             counts = self.spark.sql(f"SELECT {', '.join(keys)}, count(1) AS n FROM ({runs}) r "
                                     f"GROUP BY {', '.join(keys)}")
             _checkpoint(counts, self.options, eager=False).createOrReplaceTempView(name)
