@@ -240,6 +240,179 @@ m(x + 1) :- n(x), x < 5.
 }
 
 
+# Rule shapes the random programs rarely draw, written by hand (none has failed yet):
+# recursive atoms with repeated variables or constants, self-joins, disjunctions,
+# mutual recursion, lattices joined on constants, aggregates over empty groups.
+EDGES = """
+.decl e(x:number, y:number)
+e(1,2). e(2,3). e(3,4). e(4,1). e(2,2). e(4,5). e(5,6). e(6,6). e(7,8).
+"""
+
+SHAPES.update({
+    "recursion: a variable repeated inside a recursive atom": EDGES + """
+.decl p(x:number, y:number)
+p(x, y) :- e(x, y).
+p(x, y) :- p(x, x), e(x, y).
+p(y, y) :- p(x, y), e(y, x).
+""",
+    "recursion: a constant inside a recursive atom": EDGES + """
+.decl p(x:number, y:number)
+p(x, y) :- e(x, y).
+p(x, y) :- p(1, x), e(x, y).
+p(x, 1) :- p(x, y), p(y, 1).
+""",
+    "recursion: a relation joined with itself, columns swapped": EDGES + """
+.decl p(x:number, y:number)
+p(x, y) :- e(x, y).
+p(x, y) :- p(y, x), e(x, y).
+p(y, x) :- p(x, y), p(y, x).
+""",
+    "recursion: three recursive atoms and a disequality": EDGES + """
+.decl p(x:number, y:number)
+p(x, y) :- e(x, y).
+p(x, w) :- p(x, y), p(y, z), p(z, w), x != w.
+""",
+    "recursion: a disjunction in a recursive body": EDGES + """
+.decl p(x:number, y:number)
+p(x, y) :- e(x, y).
+p(x, z) :- p(x, y), (e(y, z) ; e(z, y)), x < 5.
+""",
+    "recursion: a counter bound by an equality": EDGES + """
+.decl p(x:number, n:number)
+p(x, 0) :- e(x, _).
+p(y, n) :- p(x, m), e(x, y), n = m + 1, n < 7.
+""",
+    "recursion: head constants from equalities": EDGES + """
+.decl p(x:number, y:number)
+p(x, y) :- e(x, _), y = 5.
+p(y, z) :- p(x, z), e(x, y), z = 5.
+p(x, 9) :- p(x, 5), p(5, x).
+""",
+    "recursion over strings: cat, substr, strlen, contains": """
+.decl s(x:symbol)
+s("a").
+s(cat(x, "b")) :- s(x), strlen(x) < 5.
+s(substr(x, 1, 2)) :- s(x), strlen(x) > 2.
+.decl t(x:symbol, n:number)
+t(x, strlen(x)) :- s(x), contains("bb", x).
+""",
+    "mutual recursion: copies and a negated expression": """
+.decl a(x:number)
+.decl b(x:number)
+.decl c(x:number, y:number)
+a(1).
+a(x) :- b(x).
+b(x) :- a(x).
+b(x + 1) :- a(x), x < 4.
+c(x, y) :- a(x), b(y), x < y.
+c(y, x) :- c(x, y), a(x), !b(x + 10).
+""",
+    "mutual recursion: a closure over edges it derives": EDGES + """
+.decl f(x:number, y:number)
+.decl p(x:number, y:number)
+f(x, y) :- e(x, y).
+f(y, x) :- p(x, y), x > y.
+p(x, y) :- f(x, y).
+p(x, z) :- p(x, y), f(y, z).
+""",
+    "closures carrying a label column": """
+.decl e(x:number, y:number, c:symbol)
+e(1,2,"r"). e(2,3,"g"). e(3,1,"r"). e(3,4,"b"). e(4,4,"g").
+.decl p(x:number, y:number, c:symbol)
+p(x, y, c) :- e(x, y, c).
+p(x, z, c) :- p(x, y, c), e(y, z, _).
+.decl q(x:number, y:number, c:symbol)
+q(x, y, c) :- e(x, y, c).
+q(x, z, c) :- q(x, y, _), q(y, z, c).
+""",
+    "$MIN joined on a constant": EDGES + """
+.decl d(x:number, l:number)
+d(1, 0).
+d(y, $MIN(l + 1)) :- d(x, l), e(x, y).
+d(y, $MIN(l + 3)) :- d(1, l), e(_, y), y > 4.
+.decl m(x:number)
+m(x) :- d(x, l), l >= 2.
+""",
+    "$MAX of min over a self-join": EDGES + """
+.decl w(x:number, y:number, c:number)
+w(x, y, x * 10 + y) :- e(x, y).
+w(x, z, $MAX(min(c, d))) :- w(x, y, c), w(y, z, d).
+""",
+    "$SUM paths and $COUNT on a DAG": """
+.decl e(x:number, y:number)
+e(1,2). e(1,3). e(2,4). e(3,4). e(4,5). e(2,5).
+.decl paths(x:number, n:number)
+paths(1, $SUM(1)) :- e(1, _).
+paths(y, $SUM(n)) :- paths(x, n), e(x, y).
+.decl cnt(x:number, n:number)
+cnt(y, $COUNT(x)) :- e(x, y).
+cnt(y, $COUNT(z)) :- cnt(x, _), e(x, y), e(z, x).
+""",
+    "negation with constants and wildcards, recursive": EDGES + """
+.decl p(x:number)
+p(x) :- e(x, _), !e(x, 3), !e(_, x).
+p(x) :- e(_, x), !e(x, x).
+.decl r(x:number, y:number)
+r(x, y) :- e(x, y), !p(x).
+r(x, z) :- r(x, y), r(y, z), !p(z).
+""",
+    "aggregates over a closure and over empty groups": EDGES + """
+.decl p(x:number, y:number)
+p(x, y) :- e(x, y).
+p(x, z) :- p(x, y), e(y, z).
+.decl s(x:number, n:number, lo:number, hi:number, t:number)
+s(x, n, lo, hi, t) :- e(x, _), n = count : { p(x, _) }, lo = min y : { p(x, y) }, hi = max y : { p(x, y) }, t = sum y : { p(x, y) }.
+.decl none(n:number)
+none(n) :- n = count : { p(100, _) }.
+.decl nomax(n:number)
+nomax(n) :- n = max y : { p(100, y) }.
+""",
+    "bitwise operators, modulo and division of negatives": """
+.decl n(x:number)
+n(-7). n(7). n(0). n(13).
+.decl r(x:number, a:number, b:number, c:number, d:number, e:number)
+r(x, x % 3, x band 5, x bor 8, x bxor 3, x bshl 2) :- n(x).
+.decl q(x:number, y:number)
+q(x, y) :- n(x), n(y), y != 0, x / y > -2.
+""",
+    "same-generation": """
+.decl par(c:number, p:number)
+par(2,1). par(3,1). par(4,2). par(5,2). par(6,3). par(7,6). par(8,5).
+.decl sg(x:number, y:number)
+sg(x, x) :- par(x, _).
+sg(x, y) :- par(x, a), sg(a, b), par(y, b).
+""",
+    "range in a recursive stratum": """
+.decl n(x:number)
+n(x) :- x = range(0, 5).
+.decl m(x:number, y:number)
+m(x, y) :- n(x), y = range(x, 4).
+m(y, x) :- m(x, y), x < y.
+""",
+    "recursion: three atoms of one relation, one reversed": EDGES + """
+.decl p(x:number, y:number)
+p(x, y) :- e(x, y).
+p(x, y) :- p(x, z), p(z, y), p(y, x).
+""",
+    "recursion: repeated head variables and head constants": EDGES + """
+.decl p(x:number, y:number, z:number)
+p(x, x, 0) :- e(x, _).
+p(x, y, n + 1) :- p(x, z, n), e(z, y), n < 3.
+p(y, y, n) :- p(_, y, n), n = 2.
+""",
+    "recursion: negation of a derived lower relation": EDGES + """
+.decl src(x:number)
+src(x) :- e(x, _), !e(_, x).
+src(1).
+.decl reach(x:number)
+reach(x) :- src(x).
+reach(y) :- reach(x), e(x, y), !src(y).
+.decl un(x:number)
+un(x) :- e(x, _), !reach(x).
+un(x) :- e(_, x), !reach(x).
+""",
+})
+
 @pytest.mark.parametrize("name", list(SHAPES))
 def test_shape_agrees_with_reference(engine, name):
     program = parse(SHAPES[name], name)
