@@ -40,9 +40,20 @@ SEEDS = {"runs": range(300, 308), "balance": range(400, 412), "rollover": range(
          "compressed": range(1200, 1208)}
 
 
+# Wrong answers found and not yet fixed: each case must still fail (strict), so a fix shows.
+KNOWN_WRONG = {
+    ("rollover", "recursion over strings: cat, substr, strlen, contains"):
+        "every round rolled over: a recursion that makes new symbols loses most of them "
+        "(s keeps 3 of its strings; found 2026-12-07, open)",
+}
+
+
 @pytest.mark.parametrize("mechanism", list(MECHANISMS))
 @pytest.mark.parametrize("name", list(SHAPES))
-def test_rule_shapes_agree_with_reference(spark, mechanism, name):
+def test_rule_shapes_agree_with_reference(spark, request, mechanism, name):
+    if (mechanism, name) in KNOWN_WRONG:
+        request.applymarker(pytest.mark.xfail(reason=KNOWN_WRONG[mechanism, name],
+                                              strict=True))
     program = parse(SHAPES[name], name)
     engine = sparklog.Engine(spark=spark, **MECHANISMS[mechanism])
     result = engine.run(sparklog.Program(program))
