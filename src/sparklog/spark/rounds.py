@@ -641,6 +641,9 @@ def _plan(db: Database, sp: StratumPlan, kernels: tuple[Kernel, ...]) -> list[_S
                 counted.source = pieces[-1].__dict__["_sparklog_planned"]
                 inner.append(counted)
             full, new = db.insert_pieces(relation, pieces, db.iteration, merges)
+            # the symbols the round made, as a round run whole collects them: the next
+            # round reads the new strings by their ids
+            _collect_symbols(db, mine)
             rerun, combined = None, False
         elif planned is not None:
             full, new, rerun = planned
