@@ -18,7 +18,10 @@ strategy. What a program may contain:
   ``range`` generators binding or testing a variable or inside a count/sum/min/max, and
   symbol concatenation with ``+``;
 - from a third stream (``Gen.later``), ``range`` over ``float`` (steps that add exactly,
-  and 0.1, which does not) and ``unsigned`` (downwards too), each value only compared.
+  and 0.1, which does not) and ``unsigned`` (downwards too), each value only compared;
+- from a fifth (``Gen.growing``), recursions that make a value no earlier round made, up
+  to a bound (``r(cat(s, "b"), x) :- r(s, x), strlen(s) < 6.``, counters), so that late
+  rounds read new symbols by their ids (every round rolled over once lost them).
 
 Every program is stratified (negation and aggregates only look at lower strata), grounded
 (expressions only use variables that a positive atom or a binding equality binds) and
@@ -123,6 +126,8 @@ class Gen:
         # a fourth, for the shapes of ``Gen.widen`` (aggregates as terms, witnesses,
         # conversions, rules without atoms, derived relations with input rows, ...)
         self.newest = random.Random(hash(rng.getstate()[1]) ^ 0xC0FFEE)
+        # a fifth, for recursions that make a new value every round (Gen.growing)
+        self.growth = random.Random(hash(rng.getstate()[1]) ^ 0x6A0)
 
     def place_rows(self, rel, rows: set[tuple], facts: dict[str, set[tuple]],
                    clauses: list[Clause], directives: list[Directive]) -> None:
@@ -720,6 +725,54 @@ class Gen:
                 else _constant(new, k) for k in rel.types)), ()))
         return out
 
+    def growing(self, rel: Rel, group: list[Rel]) -> list[Clause]:
+        """Clauses of the fifth stream for a relation of a recursive group: a recursion
+        that makes a value no round has seen before, round after round, up to a bound
+        (``r(cat(s, "b"), x) :- r(s, x), strlen(s) < 6.``, ``r(x + 1) :- r(x), x < 7.``),
+        sometimes with a rule that cuts the new strings down again (``substr``) or reads
+        a number off them (``strlen``) into another relation of the group. So a round late
+        in a recursion derives from values the rounds before it made: new symbols must
+        reach the symbol table whatever the round runs as (one job, inner iterations of a
+        roll-over, a rerun plan)."""
+        g = self.growth
+        if not rel.types or g.random() >= 0.25:
+            return []
+        at = g.randrange(len(rel.types))
+        kind = rel.types[at]
+        body_args = [Var(f"g{i}") for i in range(len(rel.types))]
+        v = body_args[at]
+        if kind == "symbol":
+            piece = String(g.choice(("a", "b", "ab", " ")))
+            step = Call("cat", (v, piece) if g.random() < 0.6 else (piece, v))
+            bound = Comparison("<", Call("strlen", (v,)), Number(MAX_LEN + 2))
+        elif kind == "float":
+            step = BinOp("+", v, Float(g.choice((0.25, 1.0))))
+            bound = Comparison("<", v, Float(3.0))
+        elif kind == "unsigned":
+            step = BinOp("+", v, Number(1, unsigned=True))
+            bound = Comparison("<", v, Number(BOUND - 1, unsigned=True))
+        else:
+            step = BinOp(g.choice(("+", "-")), v, Number(1))
+            bound = Comparison("<" if step.op == "+" else ">", v,
+                               Number(BOUND - 1 if step.op == "+" else -BOUND + 1))
+        head = list(body_args)
+        head[at] = step
+        out = [Clause(Atom(rel.name, tuple(head)), (Atom(rel.name, tuple(body_args)), bound))]
+        if kind == "symbol" and g.random() < 0.5:
+            cut = list(body_args)
+            cut[at] = Call("substr", (v, Number(g.choice((0, 1))), Number(2)))
+            out.append(Clause(Atom(rel.name, tuple(cut)),
+                              (Atom(rel.name, tuple(body_args)),
+                               Comparison(">", Call("strlen", (v,)), Number(2)))))
+        other = [r for r in group if r is not rel and "number" in r.types]
+        if kind == "symbol" and other and g.random() < 0.5:
+            target = g.choice(other)
+            col = target.types.index("number")
+            args = [_constant(g, k) for k in target.types]
+            args[col] = Call("strlen", (v,))
+            out.append(Clause(Atom(target.name, tuple(args)), (Atom(rel.name, tuple(body_args)),)))
+        return out
+
     def equivalence(self, name: str, lower: list[Rel]) -> tuple[Rel, list[Clause]]:
         """``.decl r(a: T, b: T) eqrel`` as its rules (the parser expands it so):
         symmetric and transitive, with one or two random rules feeding it."""
@@ -776,6 +829,8 @@ class Gen:
                 for _ in range(rng.choice((0, 1, 1, 2)) if recursive else rng.choice((0, 0, 1))):
                     clauses.append(self.rule(rel, lower, group, recursive))
                 clauses += self.widened_clauses(rel, lower)
+                if recursive:
+                    clauses += self.growing(rel, group)
                 if rel.types and new.random() < 0.08:  # rules and input rows both
                     facts[rel.name] = {tuple(_value(new, k) for k in rel.types)
                                        for _ in range(new.randint(1, 4))}
