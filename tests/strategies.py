@@ -735,9 +735,11 @@ class Gen:
         reach the symbol table whatever the round runs as (one job, inner iterations of a
         roll-over, a rerun plan)."""
         g = self.growth
-        if not rel.types or g.random() >= 0.25:
+        symbols = [i for i, k in enumerate(rel.types) if k == "symbol"]
+        # mostly strings, which make symbols; counters are what staged programs draw
+        if not rel.types or g.random() >= (0.25 if symbols else 0.05):
             return []
-        at = g.randrange(len(rel.types))
+        at = g.choice(symbols) if symbols else g.randrange(len(rel.types))
         kind = rel.types[at]
         body_args = [Var(f"g{i}") for i in range(len(rel.types))]
         v = body_args[at]

@@ -33,8 +33,10 @@ MECHANISMS = {
 # (the encoding is Spark's own, and the rule shapes run with every other form)
 RANDOM_ONLY = {"compressed": dict(partitions=2, stored="compressed")}
 # seeds of their own, so each mechanism adds programs the plain run does not draw; the
-# balancer, the mechanism most likely to move a tuple to the wrong place, gets more
-SEEDS = {"runs": range(300, 308), "balance": range(400, 412), "rollover": range(500, 508),
+# balancer, the mechanism most likely to move a tuple to the wrong place, gets more;
+# roll-over's include 519, whose recursion makes a new string a round (Gen.growing): with
+# the symbols of rolled-over rounds lost (3a2a63f) it failed
+SEEDS = {"runs": range(300, 308), "balance": range(400, 412), "rollover": range(516, 524),
          "no-indexes": range(600, 608), "serialized": range(700, 708),
          "deserialized": range(1100, 1108),
          "combine": range(900, 908), "no-join-dedup": range(1000, 1008),
