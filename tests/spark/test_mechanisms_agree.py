@@ -46,8 +46,7 @@ SEEDS = {"runs": range(300, 308), "balance": range(400, 412), "rollover": range(
 # The rule shapes run with the mechanisms two at a time (the random programs run each
 # alone): a pair of one mechanism of the rounds and one of storage or joins, neither of
 # which turns the other off. Roll-over slices only relations without secondary indexes, so
-# paired with none it reaches every set relation of a shape. Eight columns of 35 shapes
-# took 8 of CI's 35 minutes; four take half that.
+# paired with none it reaches every set relation of a shape.
 PAIRS = {pair: {**MECHANISMS[pair.split("+")[0]], **MECHANISMS[pair.split("+")[1]],
                "partitions": max(MECHANISMS[m]["partitions"] for m in pair.split("+"))}
          for pair in ("runs+serialized", "balance+deserialized", "rollover+no-indexes",
