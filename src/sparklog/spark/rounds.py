@@ -37,7 +37,7 @@ from sparklog.spark.jobs import _Job
 from sparklog.spark.balance import home_sql
 from sparklog.spark.storage import Database, Metrics, _checkpoint, _spark_type, empty_frame
 from sparklog.spark.translate import (IT, NEWEST, Combine, creates_symbols, kernel_query,
-                                      kernel_symbols)
+                                      symbol_count)
 from sparklog.syntax import nodes as n
 from sparklog.syntax.printer import print_clause
 
@@ -641,9 +641,6 @@ def _plan(db: Database, sp: StratumPlan, kernels: tuple[Kernel, ...]) -> list[_S
                 counted.source = pieces[-1].__dict__["_sparklog_planned"]
                 inner.append(counted)
             full, new = db.insert_pieces(relation, pieces, db.iteration, merges)
-            # the symbols the round made, as a round run whole collects them: the next
-            # round reads the new strings by their ids
-            _collect_symbols(db, mine)
             rerun, combined = None, False
         elif planned is not None:
             full, new, rerun = planned
@@ -658,7 +655,6 @@ def _plan(db: Database, sp: StratumPlan, kernels: tuple[Kernel, ...]) -> list[_S
                 # or the count would miss what the combine dropped
                 derived, outer, combined = _derive(db, relation, mine)
                 full, new = db.insert(relation, derived, db.iteration, merges)
-            _collect_symbols(db, mine)
             rerun = None
             if versions:
                 db.templates[key] = _Kept(
@@ -985,27 +981,47 @@ def _derive(db: Database, relation: str, kernels: list[Kernel], combine: Combine
     which stay where their own relation placed them), "delta" (the delta side is
     broadcast, the stored side stays), "both"
     (Spark shuffles both sides); and whether any kernel's candidates are combined inside
-    their partition before the shuffle (``combine``: translate.kernel_query)."""
+    their partition before the shuffle (``combine``: translate.kernel_query).
+
+    Kernels that make strings are computed first, by a job of their own, with the text of
+    each new string beside its id (:func:`_kept_symbols`); the round's job reads them
+    from there. Not combined nor kept home then: the stored rows hold no placement."""
     if not kernels:
         return empty_frame(db.spark, [(f"c{i}", _spark_type(k))
                                       for i, k in enumerate(db.kinds(relation))]), "local", \
             False
-    queries = [kernel_query(k, db, combine) for k in kernels]
-    if not all(query[3] for query in queries):  # one column set for the union
-        queries = [kernel_query(k, db, combine, keep=False) if query[3] else query
-                   for k, query in zip(kernels, queries)]
+    # (a nullary relation stores nothing a string could be read from)
+    symbols = max(symbol_count(k) for k in kernels) if db.kinds(relation) else 0
+    if symbols:
+        queries = [kernel_query(k, db, keep=False, symbols=symbols) for k in kernels]
+    else:
+        queries = [kernel_query(k, db, combine) for k in kernels]
+        if not all(query[3] for query in queries):  # one column set for the union
+            queries = [kernel_query(k, db, combine, keep=False) if query[3] else query
+                       for k, query in zip(kernels, queries)]
     sql = " UNION ALL ".join(f"({text})" for text, *_ in queries)
     moved = {m for _, ms, *_ in queries for m in ms}
     outer = next((m for m in ("both", "delta", "inner", "outer") if m in moved), "local")
     combined = any(c for _, _, c, _ in queries)
-    return DataFrame(db.spark._jsparkSession.sql(sql), db.spark), outer, combined
+    derived = DataFrame(db.spark._jsparkSession.sql(sql), db.spark)
+    if symbols:
+        derived = _kept_symbols(db, derived, len(db.kinds(relation)), symbols)
+    return derived, outer, combined
 
 
-def _collect_symbols(db: Database, kernels: list[Kernel]) -> None:
-    for k in kernels:
-        symbols = kernel_symbols(k, db)
-        if symbols is not None:
-            db.add_symbols(_checkpoint(symbols, db.options))
+def _kept_symbols(db: Database, derived: DataFrame, width: int, pairs: int) -> DataFrame:
+    """A relation's derived rows and the strings they made (``pairs`` columns of id and
+    text: translate.kernel_query), stored by one job now; the strings join the symbol
+    table (read from the stored rows when it is next built: the next round reads the new
+    strings by their ids), the rows go on without them. A rolled-over round's slices too."""
+    stored = _checkpoint(derived, db.options)
+    made = [stored.select(F.col(f"_i{j}").alias("id"), F.col(f"_s{j}").alias("symbol"))
+            for j in range(pairs)]
+    union = made[0]
+    for part in made[1:]:
+        union = union.unionByName(part)
+    db.add_symbols(union.where(F.col("symbol").isNotNull()))
+    return stored.select(*[f"c{i}" for i in range(width)])
 
 
 def _record(db: Database, sp: StratumPlan, relation: str, iteration: int, delta: int,

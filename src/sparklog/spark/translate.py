@@ -110,7 +110,7 @@ class Combine:
 
 
 def kernel_query(kernel: Kernel, store: Store, combine: Combine | None = None,
-                 keep: bool = True) -> tuple[str, list[str], bool, bool]:
+                 keep: bool = True, symbols: int = 0) -> tuple[str, list[str], bool, bool]:
     """The kernel's SQL, what each of its joins that is not partition-local moves: "delta"
     (broadcast), "outer" (the outer side only), "inner" (the stored side only, to the outer
     rows' places) or "both" (shuffled); whether its candidates are combined; and whether
@@ -125,7 +125,12 @@ def kernel_query(kernel: Kernel, store: Store, combine: Combine | None = None,
     Else, with ``combine``, they are combined in that partition first, as a combiner does
     before a shuffle: duplicates, or all but a key's best value, never cross it. Grouped
     by the placement column, the aggregate needs no Exchange of its own. The combine step
-    after the shuffle is unchanged, so the result is too."""
+    after the shuffle is unchanged, so the result is too.
+
+    ``symbols``: the rows also carry the strings the kernel makes (:func:`symbol_pairs`),
+    in ``symbols`` pairs of columns ``_i<j>`` (id) and ``_s<j>`` (text), NULL where it
+    makes fewer: so the round that makes them keeps their text, and the symbol table is
+    built from its rows instead of evaluating the kernel again."""
     start = Query(None, X.Scope(), broadcast=kernel.delta is not None
                   and store.broadcast_delta(kernel), kernel=kernel)
     q = run_steps(kernel.steps, store, start, kernel.head)
@@ -138,6 +143,10 @@ def kernel_query(kernel: Kernel, store: Store, combine: Combine | None = None,
     combined = (combine is not None and bool(kernel.head) and q.partitioned_as is not None
                 and not kept)
     marker = [f"{SB} AS {COMBINE}"] if combined else [f"{SB} AS {KEPT}"] if kept else []
+    if symbols:
+        pairs = symbol_pairs(kernel, q)
+        pairs += [("CAST(NULL AS BIGINT)", "CAST(NULL AS STRING)")] * (symbols - len(pairs))
+        marker += [f"{i} AS _i{j}, {t} AS _s{j}" for j, (i, t) in enumerate(pairs)]
     inner = q.wrap(", ".join(cols + marker) or "1 AS _unit")
     if not kernel.head:
         return inner, q.moved, False, False
@@ -185,22 +194,25 @@ def creates_symbols(kernel: Kernel) -> bool:
             or any(isinstance(s, Bind) and X.produced_symbols(s.expr) for s in kernel.steps))
 
 
-def kernel_symbols(kernel: Kernel, store: Store) -> DataFrame | None:
-    """(id, symbol) pairs of the symbols a kernel creates, or None if it creates none."""
-    if not creates_symbols(kernel):
-        return None
-    calls = [c for t in kernel.head for c in X.produced_symbols(t)]
-    binds = [s.var for s in kernel.steps if isinstance(s, Bind) and X.produced_symbols(s.expr)]
-    q = run_steps(kernel.steps, store)
-    _ensure_text(q, _head_text_vars(kernel.head), store)
-    parts = [q.wrap(f"{X.value(c, q.scope)} AS id, {X.text(c, q.scope)} AS symbol") for c in calls]
-    # a bind whose value is a number (strlen(cat(a, b))) made a symbol only on the way
-    parts += [q.wrap(f"{q.scope.columns[v]} AS id, {q.scope.columns[v]}__s AS symbol")
-              for v in binds if q.scope.columns[v] in q.text_columns]
-    if not parts:
-        return None
-    union = " UNION ALL ".join(f"({p})" for p in parts)
-    return store.spark.sql(f"SELECT DISTINCT id, symbol FROM ({union}) s WHERE symbol IS NOT NULL")
+def symbol_count(kernel: Kernel) -> int:
+    """How many strings a row of the kernel can make (:func:`symbol_pairs`, at most)."""
+    return (sum(len(X.produced_symbols(t)) for t in kernel.head)
+            + sum(1 for s in kernel.steps if isinstance(s, Bind) and X.produced_symbols(s.expr)))
+
+
+def symbol_pairs(kernel: Kernel, q: Query) -> list[tuple[str, str]]:
+    """The (id, text) SQL of each string a row of the kernel makes that a stored tuple
+    can hold: its head's (``cat``, ``substr`` ...; those made on the way to a number,
+    ``strlen(cat(a, b))``, too), and the value of a bind made of strings that is still in
+    scope (one no later step nor the head reads holds nothing stored)."""
+    pairs = [(X.value(c, q.scope), X.text(c, q.scope))
+             for t in kernel.head for c in X.produced_symbols(t)]
+    for s in kernel.steps:
+        if isinstance(s, Bind) and X.produced_symbols(s.expr):
+            col = q.scope.columns.get(s.var)
+            if col is not None and col in q.text_columns:
+                pairs.append((col, f"{col}__s"))
+    return pairs
 
 
 def _head_text_vars(head: tuple[n.Term, ...]) -> set[str]:
