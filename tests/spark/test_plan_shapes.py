@@ -296,6 +296,26 @@ s(substr(x, 1, 2)) :- s(x), strlen(x) > 2.
 .decl t(x:symbol, n:number)
 t(x, strlen(x)) :- s(x), contains("bb", x).
 """,
+    # a relation whose rules make strings keeps their text in its derived rows
+    # (rounds._kept_symbols): with a lattice's combine, a bind, a rule making none
+    "recursion over strings: a $MIN keyed by a string it makes": """
+.decl e(x:symbol, y:symbol, w:number)
+e("a","b",1). e("b","c",2). e("c","a",1). e("a","c",5).
+.decl d(x:symbol, y:symbol, l:number)
+d(x, x, 0) :- e(x, _, _).
+d(cat(x, "-"), y, $MIN(l + w)) :- d(x, z, l), e(z, y, w), strlen(x) < 4.
+""",
+    "recursion over strings: to_string, a bind, a rule making none": """
+.decl n(i:number)
+n(0).
+n(i + 1) :- n(i), i < 6.
+.decl t(s:symbol, i:number)
+t(to_string(i), i) :- n(i).
+t(y, i + 1) :- t(s, i), y = cat(s, to_string(i)), i < 5.
+t(s, i) :- t(s, j), i = j * 2, i < 5.
+.decl ok()
+ok() :- t(x, _), y = cat(x, x), strlen(y) = 6.
+""",
     "mutual recursion: copies and a negated expression": """
 .decl a(x:number)
 .decl b(x:number)
