@@ -190,8 +190,7 @@ def _combined(sql: str, width: int, combine: Combine) -> str:
 
 def creates_symbols(kernel: Kernel) -> bool:
     """True when the kernel makes symbols (e.g. with cat) that the symbol table lacks."""
-    return (any(X.produced_symbols(t) for t in kernel.head)
-            or any(isinstance(s, Bind) and X.produced_symbols(s.expr) for s in kernel.steps))
+    return symbol_count(kernel) > 0
 
 
 def symbol_count(kernel: Kernel) -> int:
