@@ -148,6 +148,9 @@ def engine_rows(engine, spark, program: Program, facts: dict[str, set[tuple]]
     union = parts[0]
     for part in parts[1:]:
         union = union.unionAll(part)
+    # as many tasks as the session has partitions, not one per stored partition of every
+    # relation (a batch of 25 programs: 240 tasks; its collect took 8 s, coalesced 4 s)
+    union = union.coalesce(spark.sparkContext.defaultParallelism)
     out: dict[str, set[tuple]] = {d.name: set() for d in program.decls}
     for name, text in union.collect():
         kinds = _kinds(program.decl(name))
