@@ -66,10 +66,12 @@ def _contributions(checked: Checked, stratum: Stratum, relation: str
     """A $SUM/$COUNT relation's clauses, rewritten to derive its contributions.
 
     ``h(k, $SUM(e)) :- body.``, the j-th clause of ``h``, becomes
-    ``h@c(k, j, <ids of clause 1>, ..., <ids of clause j>, ..., e) :- body.``: the key, the
-    clause, what identifies the contribution (semantics/lattices.contribution; the other
-    clauses' columns hold 0) and its value, 1 for $COUNT. A fact or a rule without a head
-    aggregate seeds a contribution the same way.
+    ``h@c(k, j, <ids of clause j>, e) :- body.``: the key, the clause, what identifies the
+    contribution (semantics/lattices.contribution) and its value, 1 for $COUNT. The
+    clauses share the identifying columns (:func:`_slots`; a clause with fewer ids of a
+    kind holds 0 in the rest), so a contribution is as wide as its widest clause needs,
+    not as all of them together. A fact or a rule without a head aggregate seeds a
+    contribution the same way.
     """
     lattice = checked.lattices[relation]
     kinds = checked.kinds[relation]
@@ -79,21 +81,36 @@ def _contributions(checked: Checked, stratum: Stratum, relation: str
     clauses, ids = [c for c, _ in identified], [terms for _, terms in identified]
     id_kinds = [[term_kind(c, checked.kinds, t) for t in terms] for c, terms in zip(clauses, ids)]
     key = [i for i in range(len(kinds)) if i != lattice.column]
+    slots = _slots(id_kinds)
     out = []
     for j, clause in enumerate(clauses):
         span = clause.head.span
         agg = clause.head.args[lattice.column]
         assert isinstance(agg, n.HeadAggregate)
-        details: list[n.Term] = []
-        for k, (terms, ks) in enumerate(zip(ids, id_kinds)):
-            details += terms if k == j else [_zero(kind, span) for kind in ks]
+        details: list[n.Term] = [_zero(kind, span) for kind in slots]
+        free = {kind: [i for i, k in enumerate(slots) if k == kind] for kind in set(slots)}
+        for term, kind in zip(ids[j], id_kinds[j]):
+            details[free[kind].pop(0)] = term
         value = n.Number(1, span=span) if lattice.func == "count" else agg.arg
         head = [clause.head.args[i] for i in key] + [n.Number(j, span=span), *details, value]
         out.append(n.Clause(n.Atom(relation + CONTRIBUTIONS, tuple(head), span), clause.body,
                             clause.span))
-    column_kinds = tuple(kinds[i] for i in key) + ("number",) + \
-        tuple(k for ks in id_kinds for k in ks) + (kinds[lattice.column],)
+    column_kinds = tuple(kinds[i] for i in key) + ("number",) + tuple(slots) + \
+        (kinds[lattice.column],)
     return out, column_kinds
+
+
+def _slots(id_kinds: list[list[str]]) -> list[str]:
+    """The identifying columns of a relation's contributions, by kind: as many of each
+    kind as the clause that needs the most, shared by every clause (the clause column tells
+    the clauses' contributions apart), kinds in the order they first appear."""
+    slots: list[str] = []
+    for kinds in id_kinds:
+        for kind in dict.fromkeys(kinds):
+            extra = kinds.count(kind) - slots.count(kind)
+            at = max((i + 1 for i, k in enumerate(slots) if k == kind), default=len(slots))
+            slots[at:at] = [kind] * max(extra, 0)
+    return slots
 
 
 def _with_aggregate(clause: n.Clause, column: int, func: str) -> n.Clause:
