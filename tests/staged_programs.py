@@ -19,7 +19,9 @@ stage-indexed analyses, for which the engine retires the stored runs of passed s
 - a third of the programs (drawn apart, so the others stay as they were) give each ``$SUM``
   the shape that is summed before it is stored (ir/presum.py): recursive rules that move
   up a stage and read one atom of the stratum, whose value they add when it is a ``$MAX``'s
-  or a ``$SUM``'s (PageRank's shares), so that a key improved twice refutes the presum;
+  or a ``$SUM``'s (PageRank's shares), so that a key improved twice refutes the presum; a
+  third of those rules read the ``$SUM`` itself a stage below (walks counted by length, a
+  rank kept in one relation), its contributions' delta and each key's total;
 - a quarter of the others (drawn apart too) fork: two relations derived a stage up from a
   third in one round are joined again at their stage into it, PageRank's shares and lost
   mass, so that one kernel of the join (the old side with the other's new tuples) meets
@@ -53,6 +55,7 @@ def generate_staged(seed: int, prefix: str = "") -> tuple[Program, dict[str, set
     forking = random.Random(f"fork {seed}")
     fork = not presum and forking.random() < 1 / 4
     bare = fork and forking.random() < 1 / 2  # the fork alone: no other recursive rule
+    own = random.Random(f"own total {seed}")
     p = prefix
     limit = rng.randint(2, 5)
     lines = [f".decl {p}e(x:number, y:number)", f".input {p}e",
@@ -149,12 +152,15 @@ def generate_staged(seed: int, prefix: str = "") -> tuple[Program, dict[str, set
                 if src[1] == rel[1] else {"set": None, "min": "1", "max": "1", "sum": "1"}[rel[1]]
             guard = f"{p}lim(k), i < k" if param else f"i < {limit}"
             if presum and rel[1] == "sum":
-                # read a relation that is not a $SUM (a $SUM read is its contributions
-                # and their total: two reads), a $MAX most of all, whose value it adds
+                # read a relation that is not a $SUM, a $MAX most of all, whose value it
+                # adds; or, drawn apart, the $SUM itself a stage below (its delta and
+                # the total of each key it holds: one read, guarded by the $SUM)
                 others = [r for r in rels if r[1] != "sum"]
                 if others:
                     src = bias.choice([r for r in others if r[1] == "max"] * 2 + others)
                     src_value = "d" if src[1] != "set" else None
+                if own.random() < 1 / 3:
+                    src, src_value = rel, "d"
                 head_i = "i + 2" if step == "2" else "i + 1"
                 shape = "edge" if shape == "join" else shape
                 value = "d" if src[1] in ("max", "sum") else "1"

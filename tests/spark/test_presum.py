@@ -5,6 +5,8 @@ refutes the presum and the run is evaluated again, with the reference evaluator'
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import networkx as nx
 import numpy as np
 
@@ -68,6 +70,32 @@ def test_pagerank_stores_a_sum_per_node_and_iteration_with_networkx_ranks(spark)
     assert not any(s["combined"] for s in results[False].stats if s["relation"] == "share@c")
 
 
+ONE_RELATION = Path(__file__).resolve().parents[2] / "benchmarks" / "programs" \
+    / "pagerank_one_relation.dl"
+
+
+def test_pagerank_in_one_relation_reads_its_own_totals_presummed_with_networkx_ranks(spark):
+    """benchmarks/programs/pagerank_one_relation.dl: a $SUM that reads its own totals a
+    stage below, one round an iteration."""
+    program = sparklog.Program.from_file(ONE_RELATION)
+    (sp,) = [sp for sp in program.plan.strata if sp.loop]
+    assert presummed(sp, program.plan) == {"base@c": ("base@c", "spread@c"),
+                                           "spread@c": ("base@c", "spread@c")}
+    engine = sparklog.Engine(spark=spark, partitions=2)
+    result = engine.run(program, {
+        "edge": frame(spark, [(a, b, 0) for a, b in EDGES], weighted=False),
+        "iterations": spark.range(1).selectExpr(f"{ITERATIONS}L AS k"),
+        "damping": spark.range(1).selectExpr("0.85D AS a")})
+    assert result.notes == []
+    assert result.iterations("base@c") == ITERATIONS + 1
+    g = nx.DiGraph(EDGES)
+    nodes = list(g)
+    x = np.full(len(nodes), 1 / len(nodes))
+    for _ in range(ITERATIONS):
+        x = x @ nx.google_matrix(g, alpha=0.85, nodelist=nodes)
+    got = dict(rows(result["pagerank"]))
+    assert sum(abs(got[v] - x[i]) for i, v in enumerate(nodes)) < 1e-12
+
 # a stage's $MAX improved twice: by its sum in one round, by a chain of two rules later
 REFUTED = """
 .decl node(n: number)
@@ -103,6 +131,70 @@ def test_a_key_improved_twice_refutes_the_presum_and_the_run_is_evaluated_again(
     assert wrong.notes == [] and rows(wrong["s"]) != want
     assert (1, 2, 101) in rows(wrong["s"])
 
+
+# walks counted by length, each stage's counts from the stage below: a $SUM that reads its
+# own total (ir/presum.py's one read), summed per node before it is stored
+WALKS = """
+.decl e(x: number, y: number)
+.input e
+.decl w(x: number, i: number, c: number)
+.output w
+w(x, 0, $SUM(1)) :- e(x, _).
+w(y, i + 1, $SUM(c)) :- w(x, i, c), e(x, y), i < 5.
+"""
+# and a second way to each stage, two relations and one round later: the counts of a
+# stage get a second sum, after the stage above was derived from the first
+WALKS_LATE = WALKS + """
+.decl mid(x: number, i: number)
+.decl late(x: number, i: number)
+mid(x, i) :- w(x, i, _).
+late(x, i) :- mid(x, i).
+w(x, i + 1, $SUM(10)) :- late(x, i), i < 5.
+"""
+
+
+def test_walks_counted_by_length_store_a_sum_per_node_and_stage(spark):
+    program = sparklog.Program.from_text(WALKS)
+    assert any(presummed(sp, program.plan) == {"w@c": ("w@c",)} for sp in program.plan.strata)
+    edges = sorted(set(EDGES))
+    nodes = sorted({v for e in edges for v in e})
+    a = np.zeros((len(nodes), len(nodes)), dtype=np.int64)
+    for x, y in edges:
+        a[nodes.index(x), nodes.index(y)] = 1
+    v = a.sum(axis=1)  # w(x, 0): a contribution per edge out of x (its `_` tells them apart)
+    want = set()
+    for i in range(6):
+        want |= {(n, i, int(c)) for n, c in zip(nodes, v) if c}
+        v = v @ a
+    results = {}
+    for presum in (True, False):
+        engine = sparklog.Engine(spark=spark, partitions=2, presum=presum)
+        results[presum] = engine.run(program, {"e": frame(spark, edges, weighted=False)})
+        assert rows(results[presum]["w"]) == want
+        assert results[presum].notes == []
+    stored = lambda r: [s["full"] for s in r.stats if s["relation"] == "w@c"][-1]  # noqa
+    # stage 0 a contribution per edge (a fact each); then a row per node a stage reaches,
+    # where every walk's last edge was one
+    assert stored(results[True]) == len(edges) + sum(
+        len({n for n, i, _ in want if i == k}) for k in range(1, 6))
+    assert stored(results[False]) > stored(results[True])
+
+
+def test_a_stage_summed_twice_refutes_its_own_presum(spark, monkeypatch):
+    program = sparklog.Program.from_text(WALKS_LATE)
+    assert any(presummed(sp, program.plan) == {"w@c": ("w@c",)} for sp in program.plan.strata)
+    inputs = {"e": frame(spark, sorted(set(EDGES)), weighted=False)}
+    facts = {"e": set(EDGES)}
+    want = {tuple(r) for r in evaluate(program.ast, facts)["w"]}
+    engine = sparklog.Engine(spark=spark, partitions=2)
+    result = engine.run(program, inputs)
+    assert rows(result["w"]) == want
+    (note,) = result.notes
+    assert "w@c:" in note and "improved again" in note
+    # without the guard, the stage above keeps what it summed from the first sum too
+    monkeypatch.setattr(rounds, "guarded", lambda presums: set())
+    wrong = engine.run(program, inputs)
+    assert wrong.notes == [] and rows(wrong["w"]) != want
 
 def test_random_staged_programs_in_the_presummed_shape_agree_with_reference(
         spark, monkeypatch):

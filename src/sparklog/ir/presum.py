@@ -12,7 +12,10 @@ No contribution is ever derived twice when (1) each loop kernel of ``h@c`` reads
 relation of its stratum, as a delta scan (its other atoms are lower strata's: sets, or one
 row per key), so a round derives each body tuple once; and (2) no key of a lattice
 relation it reads improves twice, so no round derives a body tuple an earlier round
-derived. Then a round's contributions of a key can be summed before they are stored, the
+derived. A ``$SUM`` read in its own stratum is read as the delta of its contributions and
+the total of each key the delta holds (rewrite/totals.py): that is one read, of a relation
+guarded as a lattice's is (a key summed again in a later round holds a value it improves),
+so a ``$SUM`` a stage above its own value (walks counted by length) is presummed too. Then a round's contributions of a key can be summed before they are stored, the
 sum added to the key's stored sum: one row per key whose identity columns hold a marker
 (clause ``-1``, zeros), summed inside each partition before the round's shuffle as a
 combiner does (translate.kernel_query) and after it in the combine step
@@ -32,6 +35,7 @@ from __future__ import annotations
 from sparklog.ir.nodes import DELTA, Kernel, Plan, Scan, StratumPlan, Total
 from sparklog.ir.stages import advances, stages
 from sparklog.lower import CONTRIBUTIONS
+from sparklog.syntax import nodes as n
 
 MARKER = -1  # the clause column of a presummed row (a clause's own contributions hold j >= 0)
 
@@ -89,6 +93,15 @@ def _one_read(kernel: Kernel, relations: set[str]) -> str | None:
     if not isinstance(delta, Scan) or delta.version != DELTA or delta.summed is not None:
         return None
     others = kernel.steps[:kernel.delta] + kernel.steps[kernel.delta + 1:]
-    if any(isinstance(s, Scan | Total) and s.relation in relations for s in others):
+    if any(isinstance(s, Scan | Total) and s.relation in relations
+           and not _own_total(s, delta) for s in others):
         return None
     return delta.relation
+
+
+def _own_total(step: Scan | Total, delta: Scan) -> bool:
+    """Whether ``step`` is the total of each key the delta scan read (rewrite/totals.py
+    reads a $SUM's delta so): part of that one read, not a second one."""
+    return isinstance(step, Total) and step.relation == delta.relation and all(
+        isinstance(delta.args[g], n.Var) and delta.args[g].name == a.name
+        for g, a in zip(step.group, step.args))
