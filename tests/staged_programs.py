@@ -21,7 +21,9 @@ stage-indexed analyses, for which the engine retires the stored runs of passed s
   up a stage and read one atom of the stratum, whose value they add when it is a ``$MAX``'s
   or a ``$SUM``'s (PageRank's shares), so that a key improved twice refutes the presum; a
   third of those rules read the ``$SUM`` itself a stage below (walks counted by length, a
-  rank kept in one relation), its contributions' delta and each key's total;
+  rank kept in one relation), its contributions' delta and each key's total, and in a
+  quarter of those programs (drawn apart) the second relation is a ``$SUM`` too, whose
+  totals the last one reads;
 - a quarter of the others (drawn apart too) fork: two relations derived a stage up from a
   third in one round are joined again at their stage into it, PageRank's shares and lost
   mass, so that one kernel of the join (the old side with the other's new tuples) meets
@@ -56,6 +58,7 @@ def generate_staged(seed: int, prefix: str = "") -> tuple[Program, dict[str, set
     fork = not presum and forking.random() < 1 / 4
     bare = fork and forking.random() < 1 / 2  # the fork alone: no other recursive rule
     own = random.Random(f"own total {seed}")
+    other_sum = presum and random.Random(f"other total {seed}").random() < 1 / 4
     p = prefix
     limit = rng.randint(2, 5)
     lines = [f".decl {p}e(x:number, y:number)", f".input {p}e",
@@ -80,17 +83,18 @@ def generate_staged(seed: int, prefix: str = "") -> tuple[Program, dict[str, set
             lines += [f"{p}lim({limit})."] + ([f"{p}lim({limit - 1})."] if param == "two" else [])
     count = rng.randint(1, 3)
     if presum:  # a $SUM after one or two relations it reads
-        count = max(count, 2)
+        count = max(count, 3 if other_sum else 2)
     if fork:
         count = 3
     rels = []  # (name, kind, stage column, node columns, arity)
+    value_type: dict[str, str] = {}  # a lattice relation's value column's type
     for k in range(count):
         kind = rng.choice(("set", "set", "min", "max", "sum")) if k else \
             rng.choice(("set", "set", "min"))
         if presum and k == count - 1:
             kind = "sum"
         elif presum and k == 1:
-            kind = bias.choice(("max", "max", "set"))
+            kind = "sum" if other_sum else bias.choice(("max", "max", "set"))
         nodes = rng.choice((1, 1, 2))
         arity = nodes + 1 + (kind != "set")
         stage = rng.randrange(nodes + 1)
@@ -104,7 +108,8 @@ def generate_staged(seed: int, prefix: str = "") -> tuple[Program, dict[str, set
                 cols.append(f"n{node_i}:number")
                 node_i += 1
         if kind != "set":
-            cols.append(f"v:{'float' if kind == 'sum' and rng.random() < 0.3 else 'number'}")
+            value_type[name] = "float" if kind == "sum" and rng.random() < 0.3 else "number"
+            cols.append(f"v:{value_type[name]}")
         lines.append(f".decl {name}({', '.join(cols)})")
         rels.append((name, kind, stage, nodes, arity))
 
@@ -161,6 +166,9 @@ def generate_staged(seed: int, prefix: str = "") -> tuple[Program, dict[str, set
                     src_value = "d" if src[1] != "set" else None
                 if own.random() < 1 / 3:
                     src, src_value = rel, "d"
+                elif other_sum and rel is not rels[1] and \
+                        value_type[rels[1][0]] == value_type[rel[0]]:
+                    src, src_value = rels[1], "d"  # another $SUM's total, of its type
                 head_i = "i + 2" if step == "2" else "i + 1"
                 shape = "edge" if shape == "join" else shape
                 value = "d" if src[1] in ("max", "sum") else "1"
@@ -195,7 +203,7 @@ def generate_staged(seed: int, prefix: str = "") -> tuple[Program, dict[str, set
              f"{atom(left, 'i', nodes_of(left, 'x'))}, "
              f"{atom(right, 'i', nodes_of(right, 'x', 'c'))}")
     mutation = rng.choice(MUTATIONS)
-    if presum and bias.random() < 0.5 or bare:
+    if presum and bias.random() < 0.5 or bare or other_sum:
         mutation = "none"
     rel = rng.choice(rels)
     value = {"set": None, "min": "1", "max": "1", "sum": "1"}[rel[1]]

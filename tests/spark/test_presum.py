@@ -196,6 +196,42 @@ def test_a_stage_summed_twice_refutes_its_own_presum(spark, monkeypatch):
     wrong = engine.run(program, inputs)
     assert wrong.notes == [] and rows(wrong["w"]) != want
 
+# w a stage above t's totals, t summed at its stage from a, then again one round later
+# from b: each of t's totals grows by a new contribution row, which t's combine step does
+# not count as raised
+OTHER_TOTAL = """
+.decl e(x: number, y: number)
+e(1, 2). e(2, 3).
+.decl a(x: number, i: number)
+.decl b(x: number, i: number)
+.decl t(x: number, i: number, c: number)
+.decl w(x: number, i: number, c: number)
+.output w
+a(x, 0) :- e(x, _).
+a(x, i) :- w(x, i, _).
+b(x, i) :- a(x, i).
+t(x, i, $SUM(1)) :- a(x, i).
+t(x, i, $SUM(1)) :- b(x, i).
+w(x, i + 1, $SUM(v)) :- t(x, i, v), i < 3.
+"""
+
+
+def test_a_sum_of_another_sums_grown_total_refutes_its_presum(spark, monkeypatch):
+    program = sparklog.Program.from_text(OTHER_TOTAL)
+    assert any(presummed(sp, program.plan) == {"w@c": ("t@c", "w@c")}
+               for sp in program.plan.strata)
+    want = {tuple(r) for r in evaluate(program.ast)["w"]}
+    assert (1, 1, 2) in want  # t(1, 0) is 2: one contribution from a, one from b
+    engine = sparklog.Engine(spark=spark, partitions=2)
+    result = engine.run(program)
+    assert rows(result["w"]) == want
+    (note,) = result.notes
+    assert "w@c:" in note and "improved again" in note
+    # guarded by t@c alone, w would keep what it summed from t's first total as well
+    monkeypatch.setattr(rounds, "guarded", lambda presums: {"t@c"})
+    wrong = engine.run(program)
+    assert wrong.notes == [] and (1, 1, 3) in rows(wrong["w"])
+
 def test_random_staged_programs_in_the_presummed_shape_agree_with_reference(
         spark, monkeypatch):
     """tests/staged_programs.py draws a third of its programs so that their $SUM is

@@ -56,6 +56,18 @@ def test_a_sum_read_a_stage_below_itself_is_presummed_guarded_by_itself():
     assert guarded(found) == {"w@c"}
 
 
+def test_a_sum_read_from_another_sums_total_guards_itself():
+    """Another $SUM's total grows with each new contribution row of its key, which that
+    $SUM's combine step does not count as raised: the presummed $SUM is guarded itself,
+    since summing again from a grown total adds to one of its keys a second time."""
+    found = _presummed(E + W + ".decl a(x:number, i:number)\n.decl b(x:number, i:number)\n"
+                       ".decl t(x:number, i:number, c:number)\n"
+                       "a(x, 0) :- e(x, _).\na(x, i) :- w(x, i, _).\nb(x, i) :- a(x, i).\n"
+                       "t(x, i, $SUM(1)) :- a(x, i).\nt(x, i, $SUM(1)) :- b(x, i).\n"
+                       "w(x, i + 1, $SUM(v)) :- t(x, i, v), i < 3.\n")
+    assert found == {"w@c": ("t@c", "w@c")}
+
+
 def test_a_sum_read_twice_a_stage_below_itself_is_not_presummed():
     # the total of another key than the delta's: a second read of the stratum
     assert _presummed(E + W + "w(y, i + 1, $SUM(c)) :- w(x, i, c), w(y, i, _), e(x, y), "

@@ -13,9 +13,13 @@ relation of its stratum, as a delta scan (its other atoms are lower strata's: se
 row per key), so a round derives each body tuple once; and (2) no key of a lattice
 relation it reads improves twice, so no round derives a body tuple an earlier round
 derived. A ``$SUM`` read in its own stratum is read as the delta of its contributions and
-the total of each key the delta holds (rewrite/totals.py): that is one read, of a relation
-guarded as a lattice's is (a key summed again in a later round holds a value it improves),
-so a ``$SUM`` a stage above its own value (walks counted by length) is presummed too. Then a round's contributions of a key can be summed before they are stored, the
+the total of each key the delta holds (rewrite/totals.py): that is one read, so a ``$SUM``
+a stage above its own value (walks counted by length) or another's is presummed too. A
+total read so changes whenever its key gains a contribution, a new row that the read
+``$SUM``'s combine step does not count as raised (unless it is presummed as well), so the
+presummed relation itself is guarded then: deriving again from a changed total adds to a
+key it summed in an earlier round. Then a round's contributions of a key can be summed
+before they are stored, the
 sum added to the key's stored sum: one row per key whose identity columns hold a marker
 (clause ``-1``, zeros), summed inside each partition before the round's shuffle as a
 combiner does (translate.kernel_query) and after it in the combine step
@@ -66,7 +70,14 @@ def presummed(sp: StratumPlan, plan: Plan) -> dict[str, tuple[str, ...]]:
         reads = [_one_read(k, relations) for k in kernels]
         if not kernels or None in reads:
             continue
-        out[relation] = tuple(sorted({r for r in reads if plan.layouts[r].lattice is not None}))
+        guards = {r for r in reads if plan.layouts[r].lattice is not None}
+        if any(plan.layouts[r].lattice == "contribution" for r in reads):
+            # a $SUM's total gains with every new contribution row of its key, which its
+            # own combine step does not count as raised (unless it is presummed too):
+            # summed again, what was summed from the old total would stay. Each such
+            # round adds to a key of this relation that a round before summed: guarded
+            guards.add(relation)
+        out[relation] = tuple(sorted(guards))
     return out
 
 
