@@ -19,11 +19,10 @@ total read so changes whenever its key gains a contribution, a new row that the 
 ``$SUM``'s combine step does not count as raised (unless it is presummed as well), so the
 presummed relation itself is guarded then: deriving again from a changed total adds to a
 key it summed in an earlier round. Then a round's contributions of a key can be summed
-before they are stored, the
-sum added to the key's stored sum: one row per key whose identity columns hold a marker
-(clause ``-1``, zeros), summed inside each partition before the round's shuffle as a
-combiner does (translate.kernel_query) and after it in the combine step
-(combine.LatticeCombine, ``accumulate``).
+before they are stored, the sum added to the key's stored sum: one row per key whose
+identity columns hold a marker (clause ``-1``, zeros), summed inside each partition before
+the round's shuffle as a combiner does (translate.kernel_query) and after it in the
+combine step (combine.LatticeCombine, ``accumulate``).
 
 (1) is decided here, from the plan. (2) is a fact about the data: each such lattice
 relation is *guarded*, its combine step counting the keys that improve a stored value
