@@ -104,13 +104,11 @@ def _slots(id_kinds: list[list[str]]) -> list[str]:
     """The identifying columns of a relation's contributions, by kind: as many of each
     kind as the clause that needs the most, shared by every clause (the clause column tells
     the clauses' contributions apart), kinds in the order they first appear."""
-    slots: list[str] = []
+    need: dict[str, int] = {}
     for kinds in id_kinds:
         for kind in dict.fromkeys(kinds):
-            extra = kinds.count(kind) - slots.count(kind)
-            at = max((i + 1 for i, k in enumerate(slots) if k == kind), default=len(slots))
-            slots[at:at] = [kind] * max(extra, 0)
-    return slots
+            need[kind] = max(need.get(kind, 0), kinds.count(kind))
+    return [kind for kind, count in need.items() for _ in range(count)]
 
 
 def _with_aggregate(clause: n.Clause, column: int, func: str) -> n.Clause:

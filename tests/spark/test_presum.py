@@ -90,11 +90,13 @@ def test_pagerank_in_one_relation_reads_its_own_totals_presummed_with_networkx_r
     assert result.iterations("base@c") == ITERATIONS + 1
     g = nx.DiGraph(EDGES)
     nodes = list(g)
+    google = nx.google_matrix(g, alpha=0.85, nodelist=nodes)
     x = np.full(len(nodes), 1 / len(nodes))
     for _ in range(ITERATIONS):
-        x = x @ nx.google_matrix(g, alpha=0.85, nodelist=nodes)
+        x = x @ google
     got = dict(rows(result["pagerank"]))
     assert sum(abs(got[v] - x[i]) for i, v in enumerate(nodes)) < 1e-12
+
 
 # a stage's $MAX improved twice: by its sum in one round, by a chain of two rules later
 REFUTED = """
@@ -231,6 +233,7 @@ def test_a_sum_of_another_sums_grown_total_refutes_its_presum(spark, monkeypatch
     monkeypatch.setattr(rounds, "guarded", lambda presums: {"t@c"})
     wrong = engine.run(program)
     assert wrong.notes == [] and (1, 1, 3) in rows(wrong["w"])
+
 
 def test_random_staged_programs_in_the_presummed_shape_agree_with_reference(
         spark, monkeypatch):

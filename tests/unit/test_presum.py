@@ -42,7 +42,6 @@ def test_a_sum_along_the_edges_one_stage_up_is_presummed():
                       "c(y, i + 1, $SUM(1)) :- w(x, i), e(x, y), i < 4.\n") == {"c@c": ()}
 
 
-
 # walks counted by length: a $SUM one stage up from its own value
 W = ".decl w(x:number, i:number, c:number)\nw(x, 0, $SUM(1)) :- e(x, _).\n"
 
@@ -72,6 +71,7 @@ def test_a_sum_read_twice_a_stage_below_itself_is_not_presummed():
     # the total of another key than the delta's: a second read of the stratum
     assert _presummed(E + W + "w(y, i + 1, $SUM(c)) :- w(x, i, c), w(y, i, _), e(x, y), "
                               "i < 4.\n") == {}
+
 
 @pytest.mark.parametrize("rule", [
     # two atoms of the stratum: a round's two kernels may derive one body tuple twice
